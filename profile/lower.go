@@ -1,0 +1,393 @@
+package profile
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/procage-go/procage/profile/sbpl"
+)
+
+// DefaultLimit is the largest number of rules a profile may have unless
+// the caller sets another: libsandbox aborts its caller on very large
+// profiles (sbpl.md §8), so the count is checked before compiling.
+const DefaultLimit = 2000
+
+// Parameter names bound per spawn in a forking policy's run-marker block.
+const (
+	ParamRunPrefix = "PROCAGE_RUN_PREFIX" // random per parent process
+	ParamRunMarker = "PROCAGE_RUN_MARKER" // unique per run, starts with the prefix
+)
+
+// Layer names, in the order they appear in a lowered profile.
+const (
+	LayerHeader   = "header"
+	LayerBase     = "base"
+	LayerPolicy   = "policy"
+	LayerLinks    = "links"
+	LayerSeatbelt = "seatbelt"
+	LayerHardDeny = "hard-deny"
+	LayerMarker   = "run-marker"
+)
+
+// Grant extension classes named by every profile, so paths bound per
+// spawn as sandbox extensions are usable (libsandbox.md §9: a consumed
+// token grants nothing unless the profile names its class).
+const (
+	ExtensionRead      = "com.apple.app-sandbox.read"
+	ExtensionReadWrite = "com.apple.app-sandbox.read-write"
+)
+
+// Env is what lowering needs besides the policy: the kernel spellings the
+// path resolver found, and the user's home directory.
+type Env struct {
+	// Resolved maps a policy path as written to its kernel spelling.
+	// Paths not in the map are used as written.
+	Resolved map[string]string
+	// Links are the symbolic links path lookups pass through, in kernel
+	// spelling; each gets file-read-metadata on the link itself.
+	Links []string
+	// Home is the kernel spelling of the caging user's home directory,
+	// used by the hard-deny classes. Empty lowers no home rules.
+	Home string
+	// Limit is the largest rule count accepted; 0 means DefaultLimit.
+	Limit int
+}
+
+// RootLinks are the symbolic links at the root of a macOS system volume;
+// metadata on them is always allowed so grants bound later resolve
+// (procage-design.md §6).
+var RootLinks = []string{"/etc", "/tmp", "/var"}
+
+// Plan is a lowered policy: the profile and what must be bound per spawn.
+type Plan struct {
+	Profile *sbpl.Profile
+	// Params are parameters each spawn binds (the run marker of a
+	// forking policy); a plan with parameters is compiled per spawn.
+	Params []string
+}
+
+// Text returns the profile's SBPL source.
+func (p *Plan) Text() string {
+	s, err := p.Profile.Text()
+	if err != nil {
+		// Lowering quotes every string before building the plan.
+		panic("profile: BUG: lowered profile does not write: " + err.Error())
+	}
+	return s
+}
+
+// Rules returns the number of rules in the profile.
+func (p *Plan) Rules() int { return len(p.Profile.Rules) }
+
+// LimitError reports a profile with more rules than the limit.
+type LimitError struct{ Rules, Limit int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("profile: the profile has %d rules, more than the limit of %d; merge paths into fewer subpath rules or raise the compile limit", e.Rules, e.Limit)
+}
+
+// Lower turns a policy into a Seatbelt profile, in layers: header
+// ((version 1), (deny default) and what the child still needs after the
+// profile is applied), base, the policy's own rules, link metadata,
+// Seatbelt-layer rules, the hard-deny classes, and for a forking policy the
+// run-marker block. The output is deterministic.
+func Lower(p Policy, env Env) (*Plan, error) {
+	if !p.validated {
+		return nil, fmt.Errorf("profile: Lower on a zero Policy; build policies with profile.New")
+	}
+	limit := env.Limit
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	resolve := func(path string) string {
+		if r, ok := env.Resolved[path]; ok {
+			return r
+		}
+		return path
+	}
+
+	var rules []sbpl.Rule
+	add := func(layer string, rs ...sbpl.Rule) {
+		for _, r := range rs {
+			r.Layer = layer
+			rules = append(rules, r)
+		}
+	}
+	add(LayerHeader, headerRules()...)
+	add(LayerBase, baseRules(p.base)...)
+	add(LayerPolicy, policyRules(p, resolve)...)
+	add(LayerLinks, linkRules(env.Links)...)
+	for _, r := range p.seatbelt {
+		add(LayerSeatbelt, resolveRule(r, resolve))
+	}
+	allowed := allowedConcreteOps(rules)
+	for _, c := range Classes() {
+		if p.Waived(c) {
+			continue
+		}
+		for _, r := range hardDenyRules(c, env.Home) {
+			r.Ops = withSpecific(r.Ops, allowed)
+			add(LayerHardDeny, r)
+		}
+	}
+	var params []string
+	if p.fork {
+		add(LayerMarker, markerRules()...)
+		params = []string{ParamRunPrefix, ParamRunMarker}
+	}
+	if len(rules) > limit {
+		return nil, &LimitError{Rules: len(rules), Limit: limit}
+	}
+	prof := &sbpl.Profile{Version: 1, Rules: rules}
+	if _, err := prof.Text(); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	return &Plan{Profile: prof, Params: params}, nil
+}
+
+// headerRules are (deny default), the default-open stragglers, and what the
+// forked child still does after applying the profile.
+func headerRules() []sbpl.Rule {
+	return []sbpl.Rule{
+		{Effect: sbpl.Deny, Ops: []string{"default"}},
+		{Effect: sbpl.Deny, Ops: []string{"process-info*", "nvram*", "iokit-get-properties", "file-map-executable"},
+			Comment: "(deny default) leaves these open (Chromium renderer.sb, crbug 799149; Apple Security profiles)"},
+		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
+			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 2))},
+			Comment: "the child confirms it is sandboxed (Sandbox call 2) after applying; go-fork.md §9"},
+		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
+			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 6))},
+			Comment: "the child consumes grant tokens (Sandbox call 6); works after deny default per Chromium's extension test"},
+		{Effect: sbpl.Allow, Ops: []string{"process-info-pidinfo"}, Filters: []*sbpl.Filter{sbpl.F("target", sbpl.Sym("self"))},
+			Comment: "the child lists its own descriptors (proc_info PROC_PIDLISTFDS) before marking them close-on-exec"},
+		{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionRead)},
+			Comment: "read grants bound per spawn as sandbox extensions"},
+		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionReadWrite)},
+			Comment: "read-write grants bound per spawn as sandbox extensions"},
+	}
+}
+
+func target(t Target, path string) *sbpl.Filter {
+	if t == Subpath {
+		return sbpl.Subpath(path)
+	}
+	return sbpl.Literal(path)
+}
+
+// policyRules lowers the policy's own filesystem, network, socket, Mach and
+// process rules.
+func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
+	var rules []sbpl.Rule
+	ancestors := map[string]bool{}
+	for _, r := range p.fs {
+		path := resolve(r.Path)
+		ops := []string{"file-read*"}
+		if r.Access&AccessWrite != 0 {
+			ops = append(ops, "file-write*")
+		}
+		if r.Access&AccessExec != 0 {
+			ops = append(ops, "process-exec*", "file-map-executable")
+		}
+		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: ops, Filters: []*sbpl.Filter{target(r.Target, path)},
+			Comment: fmt.Sprintf("%s %s %s", r.Access, r.Target, r.Path)})
+		for _, a := range ancestorsOf(path) {
+			ancestors[a] = true
+		}
+	}
+	if len(ancestors) > 0 {
+		rules = append(rules, metadataRule(ancestors, "ancestors of policy paths: file functions stat their full ancestry (Nix builder)"))
+	}
+
+	mode, ports := p.network, p.ports
+	switch mode {
+	case NetworkLoopback:
+		addrs := []string{"localhost:*"}
+		if len(ports) > 0 {
+			addrs = addrs[:0]
+			for _, port := range ports {
+				addrs = append(addrs, "localhost:"+strconv.Itoa(port))
+			}
+		}
+		var out, local []*sbpl.Filter
+		for _, a := range addrs {
+			out = append(out, sbpl.F("remote", sbpl.Sym("ip"), a))
+			local = append(local, sbpl.F("local", sbpl.Sym("ip"), a))
+		}
+		rules = append(rules,
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "loopback only: remote filters on outbound (sbpl.md §9)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: local, Comment: "listen on loopback"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
+		)
+	case NetworkOn:
+		rules = append(rules,
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: []*sbpl.Filter{sbpl.F("remote", sbpl.Sym("ip"), "*:*")}, Comment: "network on: any IP host"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: []*sbpl.Filter{sbpl.F("local", sbpl.Sym("ip"), "*:*")}, Comment: "network on: listen"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
+				sbpl.F("global-name", "com.apple.dnssd.service"), sbpl.F("global-name", "com.apple.SystemConfiguration.DNSConfiguration"),
+				sbpl.F("global-name", "com.apple.SystemConfiguration.configd"), sbpl.F("global-name", "com.apple.trustd"), sbpl.F("global-name", "com.apple.trustd.agent"),
+			}, Comment: "DNS and TLS trust evaluation (sbpl.md §12: Nix, agent-safehouse, Codex network policy)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: []*sbpl.Filter{sbpl.F("remote", sbpl.Sym("unix-socket"), sbpl.F("path-literal", "/private/var/run/mDNSResponder"))}, Comment: "the DNS resolver's socket"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{
+				sbpl.Literal("/private/etc/hosts"), sbpl.Literal("/private/etc/resolv.conf"), sbpl.Literal("/private/var/run/resolv.conf"), sbpl.Subpath("/private/etc/ssl"),
+			}, Comment: "resolver configuration and CA certificates"},
+		)
+	}
+	if len(p.sockets) > 0 {
+		var out, bind, files []*sbpl.Filter
+		for _, s := range p.sockets {
+			path := resolve(s)
+			out = append(out, sbpl.F("remote", sbpl.Sym("unix-socket"), sbpl.F("path-literal", path)))
+			bind = append(bind, sbpl.F("local", sbpl.Sym("unix-socket"), sbpl.F("path-literal", path)))
+			files = append(files, sbpl.Literal(path))
+		}
+		rules = append(rules,
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "allowed Unix sockets: connect() is network-outbound (sbpl.md §9)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind"}, Filters: bind, Comment: "allowed Unix sockets: bind"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: files, Comment: "the socket files themselves, at matching specificity (agent-safehouse ssh.sb)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_UNIX"))}, Comment: "create Unix sockets"},
+		)
+	}
+	if len(p.mach) > 0 {
+		var names []*sbpl.Filter
+		for _, n := range p.mach {
+			names = append(names, sbpl.F("global-name", n))
+		}
+		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: names, Comment: "allowed Mach services"})
+	}
+	if p.fork {
+		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"process-fork"}, Comment: "forking policy"})
+	}
+	return rules
+}
+
+// linkRules allows file-read-metadata on each traversed link and the root
+// links, and nothing behind them.
+func linkRules(links []string) []sbpl.Rule {
+	set := map[string]bool{}
+	for _, l := range RootLinks {
+		set[l] = true
+	}
+	for _, l := range links {
+		set[l] = true
+	}
+	return []sbpl.Rule{metadataRule(set, "symbolic links a lookup passes through: the child sees where they point, nothing behind them")}
+}
+
+func metadataRule(set map[string]bool, comment string) sbpl.Rule {
+	paths := make([]string, 0, len(set))
+	for p := range set {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	r := sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read-metadata"}, Comment: comment}
+	for _, p := range paths {
+		r.Filters = append(r.Filters, sbpl.Literal(p))
+	}
+	return r
+}
+
+// ancestorsOf returns the proper ancestors of an absolute path, "/" included.
+func ancestorsOf(path string) []string {
+	var out []string
+	for i := strings.LastIndexByte(path, '/'); i > 0; i = strings.LastIndexByte(path[:i], '/') {
+		out = append(out, path[:i])
+	}
+	if path != "/" {
+		out = append(out, "/")
+	}
+	return out
+}
+
+// markerRules mark every process of a run: the profile denies every Mach
+// name with the parent's random prefix and allows exactly the run's marker,
+// so a sandbox_check from outside can tell the run's processes apart
+// (libsandbox.md §11, procage-design.md §4).
+func markerRules() []sbpl.Rule {
+	return []sbpl.Rule{
+		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name-prefix", sbpl.Param(ParamRunPrefix))},
+			Modifiers: []sbpl.Modifier{{Name: "no-report"}}, Comment: "run marker: names with this process's prefix are denied..."},
+		{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name", sbpl.Param(ParamRunMarker))},
+			Comment: "...except this run's marker"},
+	}
+}
+
+// resolveRule rewrites the path arguments of a Seatbelt-layer rule to their
+// kernel spellings.
+func resolveRule(r sbpl.Rule, resolve func(string) string) sbpl.Rule {
+	var walk func(f *sbpl.Filter) *sbpl.Filter
+	walk = func(f *sbpl.Filter) *sbpl.Filter {
+		g := &sbpl.Filter{Name: f.Name, Args: slices.Clone(f.Args)}
+		for i, a := range g.Args {
+			switch v := a.(type) {
+			case *sbpl.Filter:
+				g.Args[i] = walk(v)
+			case sbpl.Str:
+				switch f.Name {
+				case "literal", "subpath", "prefix", "path", "path-literal", "path-prefix", "path-ancestors":
+					g.Args[i] = sbpl.Str(resolve(string(v)))
+				}
+			}
+		}
+		return g
+	}
+	out := r
+	out.Filters = nil
+	for _, f := range r.Filters {
+		out.Filters = append(out.Filters, walk(f))
+	}
+	return out
+}
+
+// allowedConcreteOps returns the concrete operations named by allow rules.
+func allowedConcreteOps(rules []sbpl.Rule) []string {
+	set := map[string]bool{}
+	for _, r := range rules {
+		if r.Effect != sbpl.Allow {
+			continue
+		}
+		for _, op := range r.Ops {
+			if !sbpl.IsWildcard(op) {
+				set[op] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for op := range set {
+		out = append(out, op)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withSpecific extends a hard-deny rule's operations with every concrete
+// operation an allow names that one of them covers: in Seatbelt a rule
+// naming a specific operation beats one naming a wildcard whatever the
+// order (sbpl.md §6: agent-safehouse ssh.bats, fence macos.go), so the deny
+// must name it too.
+func withSpecific(ops, allowed []string) []string {
+	out := slices.Clone(ops)
+	for _, a := range allowed {
+		if slices.Contains(out, a) {
+			continue
+		}
+		for _, op := range ops {
+			if sbpl.IsWildcard(op) && sbpl.Covers(op, a) {
+				out = append(out, a)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// BaseRules returns the rules base b contributes, in order, with their
+// comments. The simulator uses them to state the base's intent.
+func BaseRules(b Base) []sbpl.Rule { return baseRules(b) }
+
+// HardDenyRules returns the deny rules of class c for a user whose home
+// directory (kernel spelling) is home, before Lower adds the specific
+// operations allows name.
+func HardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRules(c, home) }

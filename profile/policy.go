@@ -1,0 +1,486 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/procage-go/procage/profile/sbpl"
+)
+
+// Base selects the curated set of rules every profile starts from. Bases
+// are versioned: once released, a base never changes; a later one is a new
+// constant.
+type Base int
+
+const (
+	// BaseV1 lets ordinary programs (sh, coreutils, perl, Go and Rust
+	// binaries) start and run, and nothing else: no home directory, no
+	// temporary files, no network.
+	BaseV1 Base = 1
+)
+
+func (b Base) String() string {
+	if b == BaseV1 {
+		return "v1"
+	}
+	return fmt.Sprintf("Base(%d)", int(b))
+}
+
+func parseBase(s string) (Base, error) {
+	if s == "v1" {
+		return BaseV1, nil
+	}
+	return 0, fmt.Errorf("unknown base %q (known: v1)", s)
+}
+
+// Access is what a filesystem rule allows. Write implies read.
+type Access uint8
+
+const (
+	AccessRead Access = 1 << iota
+	AccessWrite
+	AccessExec
+)
+
+func (a Access) String() string {
+	var parts []string
+	if a&AccessRead != 0 {
+		parts = append(parts, "read")
+	}
+	if a&AccessWrite != 0 {
+		parts = append(parts, "write")
+	}
+	if a&AccessExec != 0 {
+		parts = append(parts, "exec")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+// Target says whether a filesystem rule names one file or a whole tree.
+type Target uint8
+
+const (
+	Literal Target = iota // exactly this path
+	Subpath               // this path and everything below it
+)
+
+func (t Target) String() string {
+	if t == Subpath {
+		return "subpath"
+	}
+	return "literal"
+}
+
+// FSRule allows Access on Path (a Literal file or a Subpath tree).
+type FSRule struct {
+	Access Access
+	Target Target
+	Path   string
+}
+
+func (r FSRule) String() string { return fmt.Sprintf("%s %s %s", r.Access, r.Target, r.Path) }
+
+// NetworkMode is how much network a caged process gets.
+type NetworkMode uint8
+
+const (
+	NetworkOff      NetworkMode = iota // no network at all (the default)
+	NetworkLoopback                    // localhost only, optionally some ports
+	NetworkOn                          // any host
+)
+
+func (m NetworkMode) String() string {
+	switch m {
+	case NetworkLoopback:
+		return "loopback"
+	case NetworkOn:
+		return "on"
+	}
+	return "off"
+}
+
+func parseNetworkMode(s string) (NetworkMode, error) {
+	switch s {
+	case "off", "":
+		return NetworkOff, nil
+	case "loopback":
+		return NetworkLoopback, nil
+	case "on":
+		return NetworkOn, nil
+	}
+	return 0, fmt.Errorf("unknown network mode %q (want off, loopback or on)", s)
+}
+
+// Class names a hard-deny class: rules lowered last in every profile,
+// overriding every allow, unless the policy waives the class by name.
+type Class string
+
+const (
+	// ProcessAccess refuses other processes' arguments, environment and
+	// information, signals to them and their task ports (the seed's R-25).
+	ProcessAccess Class = "process-access"
+	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...).
+	Secrets Class = "secrets"
+	// TrustHandoff refuses files another program will later run as the
+	// user: git hooks and config, shell startup files, launch agents.
+	TrustHandoff Class = "trust-handoff"
+	// ServiceManager refuses the launchd and container-engine endpoints that
+	// would start a process outside the cage.
+	ServiceManager Class = "service-manager"
+)
+
+// Classes returns every hard-deny class, in lowering order.
+func Classes() []Class { return []Class{ProcessAccess, Secrets, TrustHandoff, ServiceManager} }
+
+func parseClass(s string) (Class, error) {
+	for _, c := range Classes() {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	names := make([]string, 0, 4)
+	for _, c := range Classes() {
+		names = append(names, string(c))
+	}
+	return "", fmt.Errorf("unknown hard-deny class %q (known: %s)", s, strings.Join(names, ", "))
+}
+
+// Policy says what a caged process may do. It is an immutable value: build
+// it with [New] (which validates everything) and derive variants with
+// [Policy.With]. The zero Policy is not valid; use New.
+type Policy struct {
+	base      Base
+	fs        []FSRule
+	network   NetworkMode
+	ports     []int
+	sockets   []string
+	mach      []string
+	fork      bool
+	waived    []Class
+	seatbelt  []sbpl.Rule
+	seatSrc   []string
+	validated bool
+}
+
+// Option is one part of a policy, passed to [New] or [Policy.With].
+type Option interface{ apply(*Policy) error }
+
+type optionFunc func(*Policy) error
+
+func (f optionFunc) apply(p *Policy) error { return f(p) }
+
+// Read allows reading the tree at path.
+func Read(path string) Option { return FS(AccessRead, Subpath, path) }
+
+// ReadWrite allows reading and writing the tree at path.
+func ReadWrite(path string) Option { return FS(AccessWrite, Subpath, path) }
+
+// Exec allows reading and executing the tree at path.
+func Exec(path string) Option { return FS(AccessRead|AccessExec, Subpath, path) }
+
+// FS allows access on path, a Literal file or a Subpath tree. Write
+// implies Read.
+func FS(access Access, target Target, path string) Option {
+	return optionFunc(func(p *Policy) error {
+		if access == 0 || access&^(AccessRead|AccessWrite|AccessExec) != 0 {
+			return &Error{Field: "fs", Value: path, Err: fmt.Errorf("access %d is not a combination of read, write and exec", access)}
+		}
+		if target != Literal && target != Subpath {
+			return &Error{Field: "fs", Value: path, Err: fmt.Errorf("unknown target kind %d", target)}
+		}
+		if err := CheckPath(path); err != nil {
+			return &Error{Field: "fs", Value: path, Err: err}
+		}
+		if access&AccessWrite != 0 {
+			access |= AccessRead
+		}
+		p.fs = append(p.fs, FSRule{Access: access, Target: target, Path: path})
+		return nil
+	})
+}
+
+// Network sets the network mode. With NetworkLoopback, ports (if any)
+// restrict outbound connections and binds to those localhost ports.
+func Network(mode NetworkMode, ports ...int) Option {
+	return optionFunc(func(p *Policy) error {
+		if mode > NetworkOn {
+			return &Error{Field: "network", Value: fmt.Sprint(mode), Err: errors.New("unknown network mode")}
+		}
+		if len(ports) > 0 && mode != NetworkLoopback {
+			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("ports apply to loopback mode only")}
+		}
+		for _, port := range ports {
+			if port < 1 || port > 65535 {
+				return &Error{Field: "network.ports", Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535")}
+			}
+		}
+		p.network = mode
+		p.ports = append([]int(nil), ports...)
+		return nil
+	})
+}
+
+// UnixSocket allows connecting to (and binding) the Unix socket at path.
+func UnixSocket(path string) Option {
+	return optionFunc(func(p *Policy) error {
+		if err := CheckPath(path); err != nil {
+			return &Error{Field: "unix_sockets", Value: path, Err: err}
+		}
+		p.sockets = append(p.sockets, path)
+		return nil
+	})
+}
+
+// MachLookup allows looking up the global Mach service name.
+func MachLookup(name string) Option {
+	return optionFunc(func(p *Policy) error {
+		if name == "" || strings.ContainsAny(name, " \t\n*") {
+			return &Error{Field: "mach_lookup", Value: name, Err: errors.New("a Mach service name is non-empty, without spaces or wildcards")}
+		}
+		if err := sbpl.CheckString(name); err != nil {
+			return &Error{Field: "mach_lookup", Value: name, Err: err}
+		}
+		p.mach = append(p.mach, name)
+		return nil
+	})
+}
+
+// Fork lets the target create processes; such a policy is "forking", and
+// each run's processes carry a marker so all of them can be found and
+// killed when the run ends.
+func Fork() Option {
+	return optionFunc(func(p *Policy) error { p.fork = true; return nil })
+}
+
+// Waive lifts hard-deny classes by name.
+func Waive(classes ...Class) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, c := range classes {
+			if _, err := parseClass(string(c)); err != nil {
+				return &Error{Field: "waive", Value: string(c), Err: err}
+			}
+			p.waived = append(p.waived, c)
+		}
+		return nil
+	})
+}
+
+// Seatbelt adds raw SBPL allow and deny rules, lowered after the policy's
+// own rules and before the hard-deny classes. They are parsed and validated
+// now: unknown operations or filters and (with no-sandbox) are errors.
+func Seatbelt(rules string) Option {
+	return optionFunc(func(p *Policy) error {
+		parsed, err := sbpl.ParseRules(rules)
+		if err != nil {
+			return &Error{Field: "seatbelt", Value: rules, Err: err}
+		}
+		if len(parsed) == 0 {
+			return &Error{Field: "seatbelt", Value: rules, Err: errors.New("no rule")}
+		}
+		for i := range parsed {
+			if err := parsed[i].Validate(); err != nil {
+				return &Error{Field: "seatbelt", Value: rules, Err: err}
+			}
+			parsed[i].Comment, parsed[i].Layer = "", ""
+		}
+		p.seatbelt = append(p.seatbelt, parsed...)
+		p.seatSrc = append(p.seatSrc, rules)
+		return nil
+	})
+}
+
+// New returns a policy on base with the given options.
+func New(base Base, opts ...Option) (Policy, error) {
+	if base != BaseV1 {
+		return Policy{}, &Error{Field: "base", Value: base.String(), Err: errors.New("unknown base (known: v1)")}
+	}
+	p := Policy{base: base}
+	return p.with(opts)
+}
+
+// With returns a copy of p with more options applied; p is unchanged.
+func (p Policy) With(opts ...Option) (Policy, error) {
+	if !p.validated {
+		return Policy{}, errors.New("profile: Policy.With on a zero Policy; build policies with profile.New")
+	}
+	return p.with(opts)
+}
+
+func (p Policy) with(opts []Option) (Policy, error) {
+	q := p.clone()
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o.apply(&q); err != nil {
+			return Policy{}, err
+		}
+	}
+	q.normalize()
+	q.validated = true
+	return q, nil
+}
+
+func (p Policy) clone() Policy {
+	q := p
+	q.fs = slices.Clone(p.fs)
+	q.ports = slices.Clone(p.ports)
+	q.sockets = slices.Clone(p.sockets)
+	q.mach = slices.Clone(p.mach)
+	q.waived = slices.Clone(p.waived)
+	q.seatbelt = slices.Clone(p.seatbelt)
+	q.seatSrc = slices.Clone(p.seatSrc)
+	return q
+}
+
+// normalize merges duplicate rules and sorts sets, so equal policies have
+// equal plans whatever the order their options came in.
+func (p *Policy) normalize() {
+	merged := map[[2]string]Access{}
+	for _, r := range p.fs {
+		merged[[2]string{r.Target.String(), r.Path}] |= r.Access
+	}
+	p.fs = p.fs[:0]
+	for k, a := range merged {
+		t := Literal
+		if k[0] == "subpath" {
+			t = Subpath
+		}
+		p.fs = append(p.fs, FSRule{Access: a, Target: t, Path: k[1]})
+	}
+	slices.SortFunc(p.fs, func(a, b FSRule) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return int(a.Target) - int(b.Target)
+	})
+	slices.Sort(p.ports)
+	p.ports = slices.Compact(p.ports)
+	slices.Sort(p.sockets)
+	p.sockets = slices.Compact(p.sockets)
+	slices.Sort(p.mach)
+	p.mach = slices.Compact(p.mach)
+	slices.Sort(p.waived)
+	p.waived = slices.Compact(p.waived)
+}
+
+// Base returns the policy's base.
+func (p Policy) Base() Base { return p.base }
+
+// FSRules returns the filesystem rules, merged and sorted by path.
+func (p Policy) FSRules() []FSRule { return slices.Clone(p.fs) }
+
+// Network returns the network mode and the loopback ports (none = any).
+func (p Policy) Network() (NetworkMode, []int) { return p.network, slices.Clone(p.ports) }
+
+// UnixSockets returns the allowed Unix socket paths.
+func (p Policy) UnixSockets() []string { return slices.Clone(p.sockets) }
+
+// MachServices returns the allowed global Mach service names.
+func (p Policy) MachServices() []string { return slices.Clone(p.mach) }
+
+// Forking reports whether the target may create processes.
+func (p Policy) Forking() bool { return p.fork }
+
+// Waived reports whether the hard-deny class c is waived.
+func (p Policy) Waived(c Class) bool { return slices.Contains(p.waived, c) }
+
+// SeatbeltRules returns the caller's Seatbelt-layer rules, parsed.
+func (p Policy) SeatbeltRules() []sbpl.Rule { return slices.Clone(p.seatbelt) }
+
+// Paths returns every path the policy names (filesystem rules, Unix
+// sockets, and paths inside Seatbelt-layer rules), for path resolution.
+func (p Policy) Paths() []string {
+	var out []string
+	for _, r := range p.fs {
+		out = append(out, r.Path)
+	}
+	out = append(out, p.sockets...)
+	for _, r := range p.seatbelt {
+		out = append(out, rulePaths(r)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// String summarises the policy on one line.
+func (p Policy) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{base %s; fs:", p.base)
+	if len(p.fs) == 0 {
+		b.WriteString(" none")
+	}
+	for i, r := range p.fs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %s", r)
+	}
+	fmt.Fprintf(&b, "; network %s", p.network)
+	if len(p.ports) > 0 {
+		fmt.Fprintf(&b, " %v", p.ports)
+	}
+	if len(p.sockets) > 0 {
+		fmt.Fprintf(&b, "; unix %s", strings.Join(p.sockets, ", "))
+	}
+	if len(p.mach) > 0 {
+		fmt.Fprintf(&b, "; mach %s", strings.Join(p.mach, ", "))
+	}
+	if p.fork {
+		b.WriteString("; fork")
+	}
+	if len(p.waived) > 0 {
+		fmt.Fprintf(&b, "; waived %v", p.waived)
+	}
+	if len(p.seatbelt) > 0 {
+		fmt.Fprintf(&b, "; %d seatbelt rules", len(p.seatbelt))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// rulePaths returns the absolute paths named by path filters in r.
+func rulePaths(r sbpl.Rule) []string {
+	var out []string
+	var walk func(f *sbpl.Filter)
+	walk = func(f *sbpl.Filter) {
+		switch f.Name {
+		case "literal", "subpath", "prefix", "path", "path-literal", "path-prefix", "path-ancestors":
+			if len(f.Args) == 1 {
+				if s, ok := f.Args[0].(sbpl.Str); ok {
+					out = append(out, string(s))
+				}
+			}
+			return
+		}
+		for _, a := range f.Args {
+			if sub, ok := a.(*sbpl.Filter); ok {
+				walk(sub)
+			}
+		}
+	}
+	for _, f := range r.Filters {
+		walk(f)
+	}
+	return out
+}
+
+// Error reports an invalid policy part, naming the field and the value.
+type Error struct {
+	Field string
+	Value string
+	Err   error
+}
+
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("profile: %s: %v", e.Field, e.Err)
+	}
+	return fmt.Sprintf("profile: %s %q: %v", e.Field, e.Value, e.Err)
+}
+func (e *Error) Unwrap() error { return e.Err }
