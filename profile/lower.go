@@ -108,7 +108,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		return path
 	}
 
-	var rules []sbpl.Rule
+	rules := make([]sbpl.Rule, 0, len(p.fs)+len(p.seatbelt)+128)
 	add := func(layer string, rs ...sbpl.Rule) {
 		for _, r := range rs {
 			r.Layer = layer
@@ -179,8 +179,8 @@ func target(t Target, path string) *sbpl.Filter {
 // policyRules lowers the policy's own filesystem, network, socket, Mach and
 // process rules.
 func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
-	var rules []sbpl.Rule
-	ancestors := map[string]bool{}
+	rules := make([]sbpl.Rule, 0, len(p.fs)+16)
+	ancestors := make(map[string]bool, len(p.fs))
 	for _, r := range p.fs {
 		path := resolve(r.Path)
 		ops := []string{"file-read*"}

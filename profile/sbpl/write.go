@@ -12,6 +12,7 @@ import (
 // cannot be quoted (see [Quote]).
 func (p *Profile) Text() (string, error) {
 	var b strings.Builder
+	b.Grow(96 * (len(p.Rules) + 1))
 	if err := p.write(&b); err != nil {
 		return "", err
 	}
@@ -168,5 +169,8 @@ func looksNumeric(s string) bool {
 // oneLine makes a comment or layer name fit on one comment line, as the
 // reader will read it back.
 func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r\t\f\v") && !strings.Contains(s, "  ") && strings.TrimSpace(s) == s {
+		return s // the common case, without allocating
+	}
 	return strings.TrimSpace(strings.Join(strings.Fields(s), " "))
 }

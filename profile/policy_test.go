@@ -1,0 +1,122 @@
+package profile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/procage-go/procage/profile/sbpl"
+)
+
+func TestCheckPath(t *testing.T) {
+	tests := []struct {
+		path string
+		want error
+	}{
+		{"/", nil},
+		{"/usr/lib", nil},
+		{"/a b/c\"d", nil},
+		{"usr", ErrPathNotAbsolute},
+		{"", ErrPathNotAbsolute},
+		{"/usr/", ErrPathNotClean},
+		{"/usr//lib", ErrPathNotClean},
+		{"/usr/./lib", ErrPathNotClean},
+		{"/usr/../etc", ErrPathNotClean},
+		{"/a\x00b", sbpl.ErrNUL},
+		{"/\xff", sbpl.ErrInvalidUTF8},
+	}
+	for _, tt := range tests {
+		if err := CheckPath(tt.path); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+			t.Errorf("CheckPath(%q) = %v, want %v", tt.path, err, tt.want)
+		}
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	tests := []struct {
+		name  string
+		base  Base
+		opt   Option
+		field string
+		want  string
+	}{
+		{"base", 7, nil, "base", "unknown base"},
+		{"relative", BaseV1, Read("tmp"), "fs", "not absolute"},
+		{"dotdot", BaseV1, ReadWrite("/a/../b"), "fs", "not normalised"},
+		{"nul", BaseV1, Exec("/a\x00"), "fs", "NUL"},
+		{"access", BaseV1, FS(0, Subpath, "/a"), "fs", "combination"},
+		{"target", BaseV1, FS(AccessRead, 9, "/a"), "fs", "target kind"},
+		{"ports off", BaseV1, Network(NetworkOn, 80), "network.ports", "loopback mode only"},
+		{"port range", BaseV1, Network(NetworkLoopback, 0), "network.ports", "1..65535"},
+		{"socket", BaseV1, UnixSocket("x.sock"), "unix_sockets", "not absolute"},
+		{"mach", BaseV1, MachLookup("com.apple.*"), "mach_lookup", "wildcards"},
+		{"waive", BaseV1, Waive("everything"), "waive", "unknown hard-deny class"},
+		{"seatbelt typo", BaseV1, Seatbelt(`(allow file-raed* (subpath "/x"))`), "seatbelt", "unknown operation"},
+		{"seatbelt no-sandbox", BaseV1, Seatbelt(`(allow process-exec* (with no-sandbox))`), "seatbelt", "no-sandbox"},
+		{"seatbelt syntax", BaseV1, Seatbelt(`(allow file-read*`), "seatbelt", "unclosed"},
+		{"seatbelt empty", BaseV1, Seatbelt(` ; nothing`), "seatbelt", "no rule"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.base, tt.opt)
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("New = %v, want a *profile.Error", err)
+			}
+			if pe.Field != tt.field || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New = %q (field %q), want field %q mentioning %q", err, pe.Field, tt.field, tt.want)
+			}
+		})
+	}
+	if !errors.Is(func() error { _, err := New(BaseV1, Read("rel")); return err }(), ErrPathNotAbsolute) {
+		t.Error("a relative path error does not wrap ErrPathNotAbsolute")
+	}
+}
+
+func TestPolicyIsAValue(t *testing.T) {
+	p, err := New(BaseV1, ReadWrite("/w"), Read("/r"), Read("/w"), Network(NetworkLoopback, 8080, 80, 8080), MachLookup("b"), MachLookup("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{base v1; fs: read subpath /r, read+write subpath /w; network loopback [80 8080]; mach a, b}"
+	if got := p.String(); got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	q, err := p.With(Fork(), Waive(Secrets))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Forking() || p.Waived(Secrets) {
+		t.Error("With changed the original policy")
+	}
+	if !q.Forking() || !q.Waived(Secrets) || q.Waived(ProcessAccess) {
+		t.Errorf("With did not apply: %v", q)
+	}
+	rules := p.FSRules()
+	rules[0].Path = "/changed"
+	if p.FSRules()[0].Path != "/r" {
+		t.Error("FSRules returned the policy's own slice")
+	}
+	if _, err := (Policy{}).With(Fork()); err == nil {
+		t.Error("With on a zero Policy succeeded")
+	}
+	if _, err := Lower(Policy{}, Env{}); err == nil {
+		t.Error("Lower on a zero Policy succeeded")
+	}
+	a, _ := New(BaseV1, Read("/a"), Read("/b"))
+	b, _ := New(BaseV1, Read("/b"), Read("/a"))
+	if !a.Equal(b) {
+		t.Error("option order changed the policy")
+	}
+}
+
+func TestPaths(t *testing.T) {
+	p, err := New(BaseV1, Read("/a"), UnixSocket("/s.sock"), Seatbelt(`(deny file-read* (require-any (literal "/z") (subpath "/y")))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"/a", "/s.sock", "/y", "/z"}, p.Paths()); diff != "" {
+		t.Errorf("Paths() (-want +got):\n%s", diff)
+	}
+}
