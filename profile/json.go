@@ -159,8 +159,7 @@ func ParseJSON(r io.Reader) (Policy, error) {
 
 // renamed makes an option's error name the JSON field it came from.
 func renamed(field string, o Option) Option {
-	return optionFunc(func(p *Policy) error {
-		err := o.apply(p)
+	return Wrap(o, func(err error) error {
 		var pe *Error
 		if errors.As(err, &pe) {
 			return &Error{Field: field, Value: pe.Value, Err: pe.Err}

@@ -484,3 +484,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("profile: %s %q: %v", e.Field, e.Value, e.Err)
 }
 func (e *Error) Unwrap() error { return e.Err }
+
+// Wrap returns an option that applies o and passes any error it returns
+// through wrap, so a caller (a CLI, a config loader) can say where the
+// option came from.
+func Wrap(o Option, wrap func(error) error) Option {
+	return optionFunc(func(p *Policy) error {
+		if err := o.apply(p); err != nil {
+			return wrap(err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,47 @@
+// Package profile is procage's policy model and its lowering to a Seatbelt
+// profile. It has no build tags: plans can be built and inspected on any OS.
+//
+//	p, err := profile.New(profile.BaseV1, profile.Read("/usr/share"), profile.Network(profile.NetworkLoopback))
+//	if err != nil { ... }
+//	plan, err := profile.Lower(p, profile.Env{})
+//	fmt.Print(plan.Text()) // (version 1) (deny default) ...
+//
+// # Policy model
+//
+// A [Policy] is an immutable value, validated when it is built: a [Base]
+// (curated rules every profile starts from, versioned so a base never
+// changes once released), filesystem rules ([Read], [ReadWrite], [Exec],
+// [FS] with a [Literal] file or a [Subpath] tree; write implies read), the
+// network ([NetworkOff] by default, [NetworkLoopback] with optional ports,
+// [NetworkOn]), allowed Unix sockets and Mach services, whether the target
+// may fork, waivers of hard-deny classes, and raw Seatbelt-layer rules
+// ([Seatbelt]) that are parsed and validated at construction, so a typo
+// fails here rather than in a child. Paths must be absolute and normalised.
+// A policy has a versioned JSON form ([ParseJSON], [Policy.MarshalJSON]).
+//
+// # Lowering
+//
+// [Lower] writes a deterministic profile in layers: header ((version 1),
+// (deny default), the default-open operations denied, and what the child
+// still does after applying the profile), base, the policy's rules, link
+// metadata, Seatbelt-layer rules, the hard-deny classes, and for a forking
+// policy a run-marker block whose parameters are bound per spawn. In
+// Seatbelt a rule naming a specific operation beats one naming a wildcard
+// whatever the order, so each hard-deny rule also names every specific
+// operation an allow names. A profile with more rules than [Env.Limit] is
+// a [*LimitError] before anything is compiled.
+//
+// Lowering takes paths already in the kernel's spelling ([Env.Resolved],
+// from package pathresolve): a rule on /tmp/x never fires, because the
+// kernel sees /private/tmp/x.
+//
+// # Limitations
+//
+//   - Base V1 is curated for the macOS release the project measures on; a
+//     later release may need a new base version.
+//   - Seatbelt cannot filter by host name: the network is off, loopback or
+//     on, never a domain allowlist.
+//   - Lowering cannot check what libsandbox will accept beyond the
+//     validated shapes; compiling (package cage, on macOS) is the final
+//     check.
+package profile
