@@ -1,0 +1,59 @@
+// Package forkexec starts a child process that, with raw system calls only,
+// sets itself up, applies a prepared sandbox profile, confirms it, consumes
+// grant tokens, marks inherited descriptors close-on-exec and only then
+// executes its target. If a step fails, the target never runs and Start
+// returns a *StepError naming the step.
+//
+// The smallest use (Linux; on darwin Calls must also carry the apply and
+// confirm calls built with MacSyscall, or Start refuses):
+//
+//	pid, err := forkexec.Start(&forkexec.Attr{
+//		Path:  "/bin/true",
+//		Args:  []string{"true"},
+//		Files: []uintptr{0, 1, 2},
+//	})
+//	if err != nil {
+//		return err // errors.As(err, &stepErr) names the failing step
+//	}
+//	status, err := forkexec.Wait(pid)
+//
+// # Steps
+//
+// The child runs, in order: [StepSession] (setsid, or setpgid(0, 0) when
+// Attr.ProcessGroup is set; then the runtime's post-fork signal reset),
+// [StepStdio] (syscall's two-pass dup2 shuffle, so fds 0..n-1 are
+// Attr.Files), [StepDir], [StepRlimit], [StepApply], [StepConfirm],
+// [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
+// action, the Attr.Calls tagged with it run in order. A failure writes
+// {step, errno} (8 bytes, atomic on a pipe) to a close-on-exec status pipe
+// and calls _exit; EOF on the pipe means execve succeeded.
+//
+// Everything the child touches is allocated before fork; the child does not
+// allocate, lock or grow its stack (the rules of syscall/exec_libc2.go).
+// The runtime's fork hooks and syscall.ForkLock are used as the standard
+// library uses them.
+//
+// # RLIMIT_NOFILE
+//
+// Go raises its soft RLIMIT_NOFILE at start-up and keeps the original in an
+// unexported variable. Unless Attr.Rlimits sets RLIMIT_NOFILE, a child of a
+// process whose limit still has the shape Go gives it gets the OS default
+// soft limit (Linux 1024, macOS 256) capped at the hard limit.
+//
+// # Limitations
+//
+//   - darwin forks with libc fork (atfork handlers run), as os/exec does; the
+//     fork copies the parent's page tables. Linux/amd64 uses
+//     clone(CLONE_VM|CLONE_VFORK) like os/exec; other Linux architectures use
+//     a plain fork, which costs time proportional to the parent's heap.
+//   - The child's RLIMIT_NOFILE restore is an approximation: an original soft
+//     limit above the OS default is lowered to the default.
+//   - Relies on runtime and syscall linknames (syscall.runtime_*Fork*,
+//     syscall.rawSyscall, rawSyscall6) that the Go project keeps stable for
+//     x/sys and others (go.dev/issue/67401).
+//   - On darwin the descriptor list comes from proc_pidinfo(PROC_PIDLISTFDS),
+//     taken before the profile applies; a truncated list falls back to an
+//     fcntl loop over the child's fd table.
+//   - The caller must reap every started child ([Wait], syscall.Wait4 or
+//     os.FindProcess + Process.Wait).
+package forkexec

@@ -1,0 +1,130 @@
+package forkexec
+
+import (
+	"errors"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// Step names one stage of the child's set-up. A failing stage is reported
+// as a [*StepError] carrying its Step.
+type Step uint32
+
+// The stages, listed in the order the child runs them. StepStdio and StepDir
+// run before StepRlimit so that a lowered RLIMIT_NOFILE cannot make the
+// descriptor shuffle fail (it dup2s onto numbers above every caller's fd);
+// the spec's order — session and limits before the profile — is unchanged.
+const (
+	StepSession Step = iota + 1 // setsid, or setpgid(0, 0) with Attr.ProcessGroup
+	StepStdio                   // dup2 Attr.Files onto 0..n-1
+	StepDir                     // chdir(Attr.Dir)
+	StepRlimit                  // Attr.Rlimits, then the RLIMIT_NOFILE restore
+	StepApply                   // apply the compiled profile (Calls only)
+	StepConfirm                 // confirm the child is sandboxed (Calls only)
+	StepConsume                 // consume grant tokens (Calls only)
+	StepCloexec                 // mark every descriptor >= len(Files) close-on-exec
+	StepExec                    // execve(Attr.Path)
+	stepEnd
+)
+
+var stepNames = [...]string{
+	StepSession: "session",
+	StepStdio:   "stdio",
+	StepDir:     "chdir",
+	StepRlimit:  "rlimit",
+	StepApply:   "apply",
+	StepConfirm: "confirm",
+	StepConsume: "consume",
+	StepCloexec: "cloexec",
+	StepExec:    "exec",
+}
+
+func (s Step) String() string {
+	if s >= StepSession && s < stepEnd {
+		return stepNames[s]
+	}
+	return "step(" + strconv.FormatUint(uint64(s), 10) + ")"
+}
+
+func (s Step) valid() bool { return s >= StepSession && s < stepEnd }
+
+// Rlimit is one resource limit the child sets with setrlimit (prlimit64 on
+// Linux). Resource is a RLIMIT_* constant of the target OS.
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
+}
+
+// Attr describes the child to start. Every field is read before fork; the
+// child runs on copies prepared by [Start].
+type Attr struct {
+	Path         string    // absolute path of the executable (no PATH lookup)
+	Args         []string  // argv, including argv[0]; must not be empty
+	Env          []string  // environment, "KEY=value" entries
+	Dir          string    // working directory; "" inherits the parent's
+	Files        []uintptr // child fd i = Files[i]; at least 0, 1 and 2
+	ProcessGroup bool      // false: setsid (new session); true: setpgid(0, 0)
+	Rlimits      []Rlimit  // applied in order at StepRlimit
+	Calls        []Call    // prepared raw calls, each run at its Step's position, in order
+}
+
+// Call is one raw call prepared in the parent and issued by the child at the
+// position of its Step, after the built-in action of that step. On Linux it
+// is a system call number with arguments ([RawCall]); on darwin a libc
+// function pointer with arguments ([MacSyscall]). It fails its step when the
+// call reports an errno or, if it has a result pointer, when the pointed-to
+// value is still zero afterwards (EPERM): that is how a confirmation fails
+// closed.
+type Call struct {
+	step   Step
+	fn     uintptr    // syscall number (linux) or libc function (darwin)
+	args   [6]uintptr // unused trailing arguments are zero
+	result *uint64    // if non-nil, *result == 0 after the call fails the step
+	pid    *uint64    // if non-nil, the child stores getpid() here before the call
+	keep   [4]unsafe.Pointer
+}
+
+// Step reports the stage at which the child issues c.
+func (c Call) Step() Step { return c.step }
+
+// WithPID returns a copy of c whose child, just before issuing the call,
+// stores its own process id into *slot. Use it for call blocks that must
+// name the child (a sandbox check on self), since the pid is unknown before
+// fork. slot must point into memory the call's argument keeps alive.
+func (c Call) WithPID(slot *uint64) Call {
+	c.pid = slot
+	c.keep[3] = unsafe.Pointer(slot)
+	return c
+}
+
+// WithResult returns a copy of c that fails its step with EPERM unless
+// *result is non-zero after the call.
+func (c Call) WithResult(result *uint64) Call {
+	c.result = result
+	c.keep[2] = unsafe.Pointer(result)
+	return c
+}
+
+// StepError reports that the child failed a step; the target never ran.
+// errors.Is works with the errno (and so with fs.ErrPermission for EPERM
+// and EACCES).
+type StepError struct {
+	Step Step
+	Err  syscall.Errno
+}
+
+func (e *StepError) Error() string {
+	return "procage child: " + e.Step.String() + ": " + e.Err.Error()
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// ErrInvalidAttr is wrapped by every error Start returns for an Attr it
+// rejects before forking.
+var ErrInvalidAttr = errors.New("forkexec: invalid Attr")
+
+// ErrNotSandboxed is returned (wrapped) on darwin when an Attr carries no
+// StepApply call or no StepConfirm call with a result pointer: the engine
+// never starts a target it cannot prove sandboxed.
+var ErrNotSandboxed = errors.New("forkexec: Attr has no apply and confirm calls; refusing to start an unsandboxed child")

@@ -1,0 +1,111 @@
+package forkexec
+
+import (
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+const (
+	truePath     = "/bin/true"
+	rlimInfinity = ^uint64(0) // RLIM_INFINITY [confirmed: x/sys zerrors_linux.go]
+)
+
+var dlLibs = [2]string{"libc.so.6", "libm.so.6"}
+
+func getsid(pid int) (int, error) { return unix.Getsid(pid) }
+
+// Linux needs no sandbox calls.
+func sandboxCalls(testing.TB) []Call { return nil }
+
+// failingCall is fcntl(badfd, F_GETFD): EBADF at step's position.
+func failingCall(_ testing.TB, step Step) Call {
+	return RawCall(step, syscall.SYS_FCNTL, 1<<30, syscall.F_GETFD)
+}
+
+const failingErrno = syscall.EBADF
+
+// TestConfirmResult: a Call with a result pointer passes only if the value
+// is non-zero after the call. prlimit64(0, RLIMIT_NOFILE, NULL, &old) writes
+// the (non-zero) soft limit into old[0] in the child; getpid writes nothing.
+func TestConfirmResult(t *testing.T) {
+	var stays uint64
+	_, err := spawnHelper(t, func(a *Attr) {
+		a.Calls = append(a.Calls, RawCall(StepConfirm, syscall.SYS_GETPID).WithResult(&stays))
+	})
+	wantStepError(t, err, StepConfirm, syscall.EPERM)
+
+	var old [2]uint64
+	_, err = spawnHelper(t, func(a *Attr) {
+		a.Calls = append(a.Calls, RawCall(StepConfirm, syscall.SYS_PRLIMIT64, 0, syscall.RLIMIT_NOFILE, 0,
+			uintptr(unsafe.Pointer(&old))).WithResult(&old[0]))
+	})
+	if err != nil {
+		t.Errorf("confirm with a result the call sets: %v", err)
+	}
+}
+
+// TestWithPID: the child stores its own pid in the slot before the call;
+// the call writes the slot to a pipe the parent reads.
+func TestWithPID(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var slot uint64
+	rep, err := spawnHelper(t, func(a *Attr) {
+		a.Files = append(a.Files, w.Fd())
+		a.Calls = append(a.Calls, RawCall(StepConsume, syscall.SYS_WRITE, 3, uintptr(unsafe.Pointer(&slot)), 8).WithPID(&slot))
+	})
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [8]byte
+	if _, err := io.ReadFull(r, got[:]); err != nil {
+		t.Fatal(err)
+	}
+	if pid := *(*uint64)(unsafe.Pointer(&got)); pid != uint64(rep.Pid) {
+		t.Errorf("slot = %d, want the child's pid %d", pid, rep.Pid)
+	}
+	runtime.KeepAlive(&slot)
+}
+
+// TestFallbacks runs the fd-hygiene check through each fallback: plain
+// fork instead of vfork, /proc/self/fd instead of close_range, and the
+// fcntl loop.
+func TestFallbacks(t *testing.T) {
+	openExtraFDs(t, 300)
+	for _, tc := range []struct {
+		name string
+		knob *bool
+	}{
+		{"plain fork", &forcePlainFork},
+		{"proc listing", &forceCloexecFallback},
+		{"fcntl loop", &forceProcFallback},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			*tc.knob = true
+			if tc.knob == &forceProcFallback {
+				forceCloexecFallback = true
+			}
+			defer func() { forcePlainFork, forceCloexecFallback, forceProcFallback = false, false, false }()
+			rep, err := spawnHelper(t, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]int{0, 1, 2}, rep.FDs); diff != "" {
+				t.Errorf("child descriptors (-want +got):\n%s", diff)
+			}
+			_, err = spawnHelper(t, func(a *Attr) { a.Calls = append(a.Calls, failingCall(t, StepApply)) })
+			wantStepError(t, err, StepApply, failingErrno)
+		})
+	}
+}

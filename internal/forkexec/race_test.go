@@ -1,0 +1,5 @@
+//go:build race && (darwin || linux)
+
+package forkexec
+
+const raceEnabled = true

@@ -1,0 +1,378 @@
+//go:build darwin || linux
+
+package forkexec
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// Runtime fork hooks, push-linknamed into package syscall by runtime/proc.go
+// ("Do not remove or change the type signature. See go.dev/issue/67401").
+// They are used exactly as syscall/exec_libc2.go and exec_linux.go use them.
+
+//go:linkname runtimeBeforeFork syscall.runtime_BeforeFork
+func runtimeBeforeFork()
+
+//go:linkname runtimeAfterFork syscall.runtime_AfterFork
+func runtimeAfterFork()
+
+//go:linkname runtimeAfterForkInChild syscall.runtime_AfterForkInChild
+func runtimeAfterForkInChild()
+
+// rlimRec is one prepared setrlimit: the layout of struct rlimit (darwin)
+// and struct rlimit64 (linux prlimit64) is {cur, max uint64}.
+type rlimRec struct {
+	resource uintptr
+	lim      [2]uint64
+}
+
+// plan is everything the child touches, allocated in the parent before fork.
+// The child only reads it, except fds (the shuffle) and the per-OS
+// descriptor-listing state, which it overwrites with integers.
+type plan struct {
+	path    *byte
+	argv    []*byte // NULL-terminated
+	envv    []*byte // NULL-terminated
+	dir     *byte   // nil: inherit
+	fds     []int   // Attr.Files, rewritten by the shuffle
+	nextfd  int     // first fd above every Files entry
+	setpgid bool
+	rlims   []rlimRec
+	calls   []Call // stable-sorted by step
+	fn      *fns   // per-OS function table
+	os      osPlan // per-OS state (descriptor listing)
+}
+
+// Start forks a child that runs the steps of [Step] in order and then
+// executes attr.Path. It returns once the child has executed the target
+// (pid, nil) or failed a step (0, *StepError; the child has been reaped).
+// Any other error means the Attr was rejected before forking (wrapping
+// [ErrInvalidAttr] or [ErrNotSandboxed]) or that creating the status pipe
+// or forking failed.
+//
+// The caller must reap a started child: [Wait], syscall.Wait4, or
+// os.FindProcess(pid) followed by Process.Wait all work (on Unix
+// os.FindProcess always succeeds and Process.Wait uses wait4/waitid).
+func Start(attr *Attr) (pid int, err error) {
+	p, err := prepare(attr)
+	if err != nil {
+		return 0, err
+	}
+	return forkExec(p)
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidAttr}, args...)...)
+}
+
+func prepare(attr *Attr) (*plan, error) {
+	if attr == nil {
+		return nil, invalid("nil Attr")
+	}
+	if !strings.HasPrefix(attr.Path, "/") {
+		return nil, invalid("Path %q is not absolute; resolve it before calling Start", attr.Path)
+	}
+	if len(attr.Args) == 0 {
+		return nil, invalid("Args is empty; it must hold at least argv[0]")
+	}
+	if len(attr.Files) < 3 {
+		return nil, invalid("Files has %d entries; supply at least stdin, stdout and stderr", len(attr.Files))
+	}
+	p := &plan{setpgid: attr.ProcessGroup}
+	var err error
+	if p.path, err = cstring("Path", attr.Path); err != nil {
+		return nil, err
+	}
+	if p.argv, err = cstrings("Args", attr.Args); err != nil {
+		return nil, err
+	}
+	if p.envv, err = cstrings("Env", attr.Env); err != nil {
+		return nil, err
+	}
+	if attr.Dir != "" {
+		if p.dir, err = cstring("Dir", attr.Dir); err != nil {
+			return nil, err
+		}
+	}
+	// As syscall does: nextfd lies above every fd the shuffle must keep.
+	p.fds = make([]int, len(attr.Files))
+	p.nextfd = len(attr.Files)
+	for i, f := range attr.Files {
+		if f > 1<<30 {
+			return nil, invalid("Files[%d] = %d is not a descriptor", i, f)
+		}
+		p.fds[i] = int(f)
+		p.nextfd = max(p.nextfd, int(f))
+	}
+	p.nextfd++
+
+	explicitNofile := false
+	for _, r := range attr.Rlimits {
+		if r.Resource < 0 {
+			return nil, invalid("Rlimit resource %d is negative", r.Resource)
+		}
+		if r.Resource == syscall.RLIMIT_NOFILE {
+			explicitNofile = true
+		}
+		p.rlims = append(p.rlims, rlimRec{resource: uintptr(r.Resource), lim: [2]uint64{r.Cur, r.Max}})
+	}
+	if !explicitNofile {
+		if lim, ok := nofileRestore(); ok {
+			p.rlims = append(p.rlims, rlimRec{resource: syscall.RLIMIT_NOFILE, lim: [2]uint64{lim.Cur, lim.Max}})
+		}
+	}
+
+	for i, c := range attr.Calls {
+		if !c.step.valid() {
+			return nil, invalid("Calls[%d] has step %v; build Calls with this package's constructors", i, c.step)
+		}
+	}
+	p.calls = slices.Clone(attr.Calls)
+	slices.SortStableFunc(p.calls, func(a, b Call) int { return int(a.step) - int(b.step) })
+	if err := checkCalls(p.calls); err != nil {
+		return nil, err
+	}
+	if p.fn, err = loadFns(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func cstring(field, s string) (*byte, error) {
+	b, err := syscall.BytePtrFromString(s)
+	if err != nil {
+		return nil, invalid("%s %q contains a NUL byte", field, s)
+	}
+	return b, nil
+}
+
+func cstrings(field string, ss []string) ([]*byte, error) {
+	out := make([]*byte, len(ss)+1)
+	for i, s := range ss {
+		b, err := syscall.BytePtrFromString(s)
+		if err != nil {
+			return nil, invalid("%s[%d] %q contains a NUL byte", field, i, s)
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// forkExec runs std's forkExec protocol: the status pipe and the fork
+// happen under ForkLock held for writing, so no descriptor another goroutine
+// creates without close-on-exec (non-atomically, under ForkLock.RLock) can
+// reach the child.
+func forkExec(p *plan) (int, error) {
+	var pipe [2]int
+	syscall.ForkLock.Lock()
+	if err := statusPipe(&pipe); err != nil {
+		syscall.ForkLock.Unlock()
+		return 0, fmt.Errorf("forkexec: creating the status pipe: %w", err)
+	}
+	if err := prepareLocked(p); err != nil {
+		syscall.ForkLock.Unlock()
+		syscall.Close(pipe[0])
+		syscall.Close(pipe[1])
+		return 0, err
+	}
+	pid, errno := forkAndExecInChild(p, pipe[1])
+	runtimeAfterFork()
+	syscall.ForkLock.Unlock()
+	syscall.Close(pipe[1])
+	if errno != 0 {
+		syscall.Close(pipe[0])
+		return 0, fmt.Errorf("forkexec: fork: %w", errno)
+	}
+
+	// Read the child's {step, errno} record; EOF means execve succeeded and
+	// closed the close-on-exec write end.
+	var rec [8]byte
+	var n int
+	var err error
+	for {
+		n, err = syscall.Read(pipe[0], rec[:])
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	syscall.Close(pipe[0])
+	runtime.KeepAlive(p)
+	if err == nil && n == 0 {
+		return int(pid), nil
+	}
+	var serr error
+	switch {
+	case err != nil:
+		serr = fmt.Errorf("forkexec: reading the child's status: %w", err)
+	case n == len(rec):
+		r := *(*[2]uint32)(unsafe.Pointer(&rec))
+		serr = &StepError{Step: Step(r[0]), Err: syscall.Errno(r[1])}
+	default:
+		serr = fmt.Errorf("forkexec: short status record from the child (%d bytes): %w", n, syscall.EPIPE)
+	}
+	// The child exits right after writing; reap it so no zombie is left.
+	_, _ = Wait(int(pid))
+	return 0, serr
+}
+
+// Wait waits for the process pid to end and returns its status, retrying
+// on EINTR. It is wait4(pid, &status, 0, nil).
+func Wait(pid int) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	for {
+		_, err := syscall.Wait4(pid, &ws, 0, nil)
+		if err != syscall.EINTR {
+			return ws, err
+		}
+	}
+}
+
+// forkAndExecInChild forks. In the parent it returns the pid. The child
+// never returns: it runs every step with raw calls only and either executes
+// the target or writes {step, errno} to pipe and exits.
+//
+// After runtimeBeforeFork nothing here may allocate, take a lock, grow the
+// stack or hit a write barrier: every callee is nosplit and norace, and the
+// child writes only integers (into its frame, plan.fds and plan.os).
+// All variables are declared up front, as syscall does.
+//
+// On linux/amd64 the fork is clone(CLONE_VM|CLONE_VFORK) (see
+// vfork_linux_amd64.s for why that is safe): the parent must then not touch
+// anything in this frame after doFork returns but doFork's own results, so
+// it returns at once and its caller calls runtimeAfterFork.
+//
+//go:norace
+//go:nocheckptr
+//go:noinline
+func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
+	var (
+		rec    [2]uint32
+		step   Step
+		i, ci  int
+		nextfd int
+		fd     []int
+		c      *Call
+		fn     *fns
+	)
+	fd = p.fds
+	nextfd = p.nextfd
+	fn = p.fn
+
+	runtimeBeforeFork()
+	pid, err1 = doFork(fn.forkArg)
+	if err1 != 0 || pid != 0 {
+		return pid, err1
+	}
+
+	// In the child.
+	for step = StepSession; step < stepEnd; step++ {
+		switch step {
+		case StepSession:
+			if p.setpgid {
+				err1 = sysSetpgid(fn)
+			} else {
+				err1 = sysSetsid(fn)
+			}
+			if err1 != 0 {
+				goto childerror
+			}
+			// Restore the signal handlers and mask (std's placement: after
+			// setsid/setpgid) so the target does not inherit a blocked mask.
+			runtimeAfterForkInChild()
+
+		case StepStdio:
+			// syscall/exec_libc2.go's shuffle. Pass 1: move the status pipe
+			// and every fd[i] < i above all fds pass 2 writes.
+			if pipe < nextfd {
+				err1 = sysDupCloexec(fn, pipe, nextfd)
+				if err1 != 0 {
+					goto childerror
+				}
+				pipe = nextfd
+				nextfd++
+			}
+			for i = 0; i < len(fd); i++ {
+				if fd[i] < i {
+					if nextfd == pipe {
+						nextfd++
+					}
+					err1 = sysDupCloexec(fn, fd[i], nextfd)
+					if err1 != 0 {
+						goto childerror
+					}
+					fd[i] = nextfd
+					nextfd++
+				}
+			}
+			// Pass 2: dup fd[i] onto i (the new fd is not close-on-exec);
+			// where fd[i] == i, clear close-on-exec since dup2(i, i) would not.
+			for i = 0; i < len(fd); i++ {
+				if fd[i] == i {
+					err1 = sysSetfd(fn, i, 0)
+				} else {
+					err1 = sysDup(fn, fd[i], i)
+				}
+				if err1 != 0 {
+					goto childerror
+				}
+			}
+
+		case StepDir:
+			if p.dir != nil {
+				err1 = sysChdir(fn, p.dir)
+				if err1 != 0 {
+					goto childerror
+				}
+			}
+
+		case StepRlimit:
+			for i = 0; i < len(p.rlims); i++ {
+				err1 = sysSetrlimit(fn, p.rlims[i].resource, &p.rlims[i].lim)
+				if err1 != 0 {
+					goto childerror
+				}
+			}
+
+		case StepApply:
+			// Descriptors are listed before the profile applies (darwin),
+			// so the listing needs no rule in it; see cloexecList.
+			cloexecList(p, len(fd))
+
+		case StepCloexec:
+			err1 = cloexecMark(p, len(fd), pipe)
+			if err1 != 0 {
+				goto childerror
+			}
+		}
+
+		for ; ci < len(p.calls) && p.calls[ci].step == step; ci++ {
+			c = &p.calls[ci]
+			if c.pid != nil {
+				*c.pid = uint64(sysGetpid(fn))
+			}
+			err1 = rawCall6(c.fn, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
+			if err1 == 0 && c.result != nil && *c.result == 0 {
+				err1 = syscall.EPERM
+			}
+			if err1 != 0 {
+				goto childerror
+			}
+		}
+	}
+
+	step = StepExec
+	err1 = sysExecve(fn, p.path, &p.argv[0], &p.envv[0])
+
+childerror:
+	rec[0] = uint32(step)
+	rec[1] = uint32(err1)
+	sysWrite(fn, pipe, unsafe.Pointer(&rec), unsafe.Sizeof(rec))
+	for {
+		sysExit(fn, 253)
+	}
+}
