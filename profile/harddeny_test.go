@@ -1,0 +1,223 @@
+package profile
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/procage-go/procage/profile/sbpl"
+)
+
+// unfilteredOK are the operations a hard-deny class denies everywhere.
+var unfilteredOK = []string{"file-write-setugid", "lsopen", "appleevent-send"}
+
+func TestHardDenyStructure(t *testing.T) {
+	for _, c := range Classes() {
+		for _, home := range []string{"", testHome} {
+			rules := hardDenyRules(c, home)
+			if len(rules) == 0 {
+				t.Errorf("class %s (home %q) has no rules", c, home)
+			}
+			for i, r := range rules {
+				text, err := r.Text()
+				if err != nil {
+					t.Fatalf("%s rule %d: %v", c, i, err)
+				}
+				if err := r.Validate(); err != nil {
+					t.Errorf("%s rule %d %s: %v", c, i, text, err)
+				}
+				if r.Effect != sbpl.Deny {
+					t.Errorf("%s rule %d %s: a hard-deny class only denies", c, i, text)
+				}
+				if r.Comment == "" {
+					t.Errorf("%s rule %d %s has no comment", c, i, text)
+				}
+				if len(r.Filters) == 0 {
+					for _, op := range r.Ops {
+						if !slices.Contains(unfilteredOK, op) {
+							t.Errorf("%s rule %d %s: unfiltered %s", c, i, text, op)
+						}
+					}
+				}
+				for _, p := range pathArgs(r.Filters) {
+					if notKernelSpelling(p) {
+						t.Errorf("%s rule %d %s: %q is not the kernel spelling", c, i, text, p)
+					}
+					if home == "" && strings.HasPrefix(p, "/Users") {
+						t.Errorf("%s rule %d %s: names a home path without a home", c, i, text)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Without a home, a class emits exactly its home-independent rules, which
+// are also part of its rules with a home.
+func TestHardDenyHomeIndependent(t *testing.T) {
+	for _, c := range Classes() {
+		without := hardDenyRules(c, "")
+		with := hardDenyRules(c, testHome)
+		for _, r := range without {
+			found := slices.ContainsFunc(with, func(s sbpl.Rule) bool { return cmp.Equal(r, s) })
+			if !found {
+				text, _ := r.Text()
+				t.Errorf("class %s: home-independent rule %s missing when a home is given", c, text)
+			}
+		}
+		if len(with) <= len(without) && c != ProcessAccess {
+			t.Errorf("class %s: a home adds no rule (%d with, %d without)", c, len(with), len(without))
+		}
+	}
+}
+
+// A home of "/" does not produce "//" paths.
+func TestHardDenyRootHome(t *testing.T) {
+	for _, c := range Classes() {
+		for _, r := range hardDenyRules(c, "/") {
+			for _, p := range pathArgs(r.Filters) {
+				if strings.Contains(p, "//") {
+					t.Errorf("class %s with home /: path %q", c, p)
+				}
+			}
+		}
+	}
+}
+
+// broadPolicy grants everything a caller might plausibly grant over the
+// home directory, naming concrete operations too, so the hard-deny classes
+// must beat both wildcard and specific allows.
+func broadPolicy(t testing.TB, opts ...Option) Policy {
+	t.Helper()
+	base := []Option{
+		ReadWrite(testHome), Exec(testHome + "/bin"), Network(NetworkOn), Fork(),
+		UnixSocket("/private/var/run/docker.sock"),
+		MachLookup("com.apple.SecurityServer"),
+		Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-link (subpath "/Users/alice"))
+(allow process-info-pidinfo process-info-listpids signal mach-task-name mach-priv-task-port)
+(allow sysctl-read)
+(allow mach-lookup (global-name-prefix "com.apple."))
+(allow network-outbound (remote unix-socket (subpath "/Users/alice")))`),
+	}
+	return policyV1(t, append(base, opts...)...)
+}
+
+// The specificity property (sbpl.md §6): after Lower, every hard-deny rule
+// names each concrete operation an allow in the profile names and one of
+// the rule's wildcards covers.
+func TestHardDenySpecificity(t *testing.T) {
+	plan := lowerV1(t, broadPolicy(t), Env{Home: testHome})
+	var allowed []string
+	for _, r := range plan.Profile.Rules {
+		if r.Effect != sbpl.Allow {
+			continue
+		}
+		for _, op := range r.Ops {
+			if !sbpl.IsWildcard(op) && !slices.Contains(allowed, op) {
+				allowed = append(allowed, op)
+			}
+		}
+	}
+	checked := 0
+	for _, r := range plan.Profile.Rules {
+		if r.Layer != LayerHardDeny {
+			continue
+		}
+		for _, w := range r.Ops {
+			if !sbpl.IsWildcard(w) {
+				continue
+			}
+			for _, a := range allowed {
+				if sbpl.Covers(w, a) {
+					checked++
+					if !slices.Contains(r.Ops, a) {
+						text, _ := r.Text()
+						t.Errorf("hard-deny %s names %s but not %s, which an allow names", text, w, a)
+					}
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no hard-deny wildcard covered an allowed concrete operation; the test checks nothing")
+	}
+}
+
+func TestFoldCase(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`/\.git$`, `/\.[Gg][Ii][Tt]$`},
+		{`A1-z`, `[Aa]1-[Zz]`},
+		{`[^/]+`, `[^/]+`},
+	}
+	for _, tc := range cases {
+		if got := foldCase(tc.in); got != tc.want {
+			t.Errorf("foldCase(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// The regexes say what the threat model means, in any letter case, without
+// relying on the engine to fold case. (Go's engine stands in for
+// Seatbelt's here: this checks the patterns, not Seatbelt.)
+func TestHardDenyRegexes(t *testing.T) {
+	cases := []struct {
+		name    string
+		re      string
+		match   []string
+		noMatch []string
+	}{
+		{"git hooks", gitHooksRegex,
+			[]string{"/w/r/.git/hooks", "/w/r/.git/hooks/pre-commit", "/w/r/.GIT/Hooks/post-checkout", "/w/.git/hooks/x/y"},
+			[]string{"/w/r/.git/hooksx", "/w/r/git/hooks/pre-commit", "/w/r/.git/objects/hooks", "/w/r/.github/hooks/a"}},
+		{"git config", gitConfigRegex,
+			[]string{"/w/r/.git/config", "/w/r/.Git/CONFIG", "/w/r/.git/config.worktree", "/w/r/.git/worktrees/b/config.worktree"},
+			[]string{"/w/r/.git/config.lock", "/w/r/.git/configx", "/w/r/config", "/w/r/.git/refs/config/x"}},
+		{"git dir", gitDirRegex,
+			[]string{"/w/r/.git", "/w/r/.GIT"},
+			[]string{"/w/r/.git/HEAD", "/w/r/.gitignore", "/w/r/x.git2"}},
+		{"colima", colimaSocketRegex(testHome),
+			[]string{testHome + "/.colima/default/docker.sock", "/users/ALICE/.colima/work/docker.sock"},
+			[]string{testHome + "/.colima/default/containerd.sock", testHome + "/.colima/a/b/docker.sock", "/x" + testHome + "/.colima/a/docker.sock"}},
+	}
+	for _, tc := range cases {
+		re, err := regexp.Compile(tc.re)
+		if err != nil {
+			t.Fatalf("%s: %q does not compile: %v", tc.name, tc.re, err)
+		}
+		if strings.Contains(tc.re, "(?i)") {
+			t.Errorf("%s: %q uses (?i), which Seatbelt rejects", tc.name, tc.re)
+		}
+		for _, p := range tc.match {
+			if !re.MatchString(p) {
+				t.Errorf("%s: %q does not match %s", tc.name, tc.re, p)
+			}
+		}
+		for _, p := range tc.noMatch {
+			if re.MatchString(p) {
+				t.Errorf("%s: %q matches %s", tc.name, tc.re, p)
+			}
+		}
+	}
+}
+
+// Move-blocking covers every directory between / and each protected path
+// in the home directory, and nothing under the protected paths.
+func TestMoveBlock(t *testing.T) {
+	rules := moveBlock([]string{testHome + "/.config/gcloud", testHome + "/.ssh"}, "x")
+	if len(rules) != 1 {
+		t.Fatalf("moveBlock gave %d rules, want 1", len(rules))
+	}
+	want := []string{"/Users", testHome, testHome + "/.config"}
+	if diff := cmp.Diff(want, pathArgs(rules[0].Filters)); diff != "" {
+		t.Errorf("moveBlock paths (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"file-write-unlink"}, rules[0].Ops); diff != "" {
+		t.Errorf("moveBlock ops (-want +got):\n%s", diff)
+	}
+	if got := moveBlock([]string{"/x"}, "x"); got != nil {
+		t.Errorf("moveBlock of a top-level path = %v, want no rule (an unfiltered deny would deny every unlink)", got)
+	}
+}
