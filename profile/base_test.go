@@ -31,29 +31,11 @@ func onlyClass(c Class) Option {
 	return Waive(waive...)
 }
 
-func policyV1(t testing.TB, opts ...Option) Policy {
-	t.Helper()
-	p, err := New(BaseV1, opts...)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return p
-}
-
-func lowerV1(t testing.TB, p Policy, env Env) *Plan {
-	t.Helper()
-	plan, err := Lower(p, env)
-	if err != nil {
-		t.Fatalf("Lower(%s): %v", p, err)
-	}
-	return plan
-}
-
-// checkGolden compares got with testdata/base/name, or rewrites it with
+// checkGolden compares got with testdata/name, or rewrites it with
 // -update.
 func checkGolden(t testing.TB, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "base", name)
+	path := filepath.Join("testdata", filepath.FromSlash(name))
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -86,8 +68,8 @@ func TestGoldenBase(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := policyV1(t, onlyClass(tc.class))
-			plan := lowerV1(t, p, Env{Home: testHome})
+			p := mustNew(t, onlyClass(tc.class))
+			plan := mustLower(t, p, Env{Home: testHome})
 			text := plan.Text()
 			if tc.class != "" && !strings.Contains(text, ";; "+LayerHardDeny) {
 				t.Fatalf("%s: class %s emitted no hard-deny layer", tc.reason, tc.class)
@@ -95,7 +77,7 @@ func TestGoldenBase(t *testing.T) {
 			if tc.class == "" && strings.Contains(text, ";; "+LayerHardDeny) {
 				t.Fatalf("%s: a hard-deny layer with every class waived", tc.reason)
 			}
-			checkGolden(t, tc.name, text)
+			checkGolden(t, "base/"+tc.name, text)
 		})
 	}
 }

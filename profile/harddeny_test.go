@@ -102,14 +102,14 @@ func broadPolicy(t testing.TB, opts ...Option) Policy {
 (allow mach-lookup (global-name-prefix "com.apple."))
 (allow network-outbound (remote unix-socket (subpath "/Users/alice")))`),
 	}
-	return policyV1(t, append(base, opts...)...)
+	return mustNew(t, append(base, opts...)...)
 }
 
 // The specificity property (sbpl.md §6): after Lower, every hard-deny rule
 // names each concrete operation an allow in the profile names and one of
 // the rule's wildcards covers.
 func TestHardDenySpecificity(t *testing.T) {
-	plan := lowerV1(t, broadPolicy(t), Env{Home: testHome})
+	plan := mustLower(t, broadPolicy(t), Env{Home: testHome})
 	var allowed []string
 	for _, r := range plan.Profile.Rules {
 		if r.Effect != sbpl.Allow {

@@ -1,0 +1,50 @@
+package profile
+
+import "testing"
+
+// TestGoldenLower pins whole lowered profiles for typical policies. Rewrite
+// with go test ./profile -update after an intended change, and read the
+// diff: every line of it is a change in what a cage allows.
+func TestGoldenLower(t *testing.T) {
+	cases := []struct {
+		name   string
+		opts   []Option
+		env    Env
+		reason string
+	}{
+		{
+			name:   "agent-workspace.sb",
+			opts:   []Option{ReadWrite("/Users/alice/project"), Read("/opt/homebrew"), Exec("/opt/homebrew/bin")},
+			env:    Env{Home: testHome},
+			reason: "the common agent shape: one writable workspace under the home directory, where every hard-deny class must follow the broad allow and repeat its specific operations",
+		},
+		{
+			name: "resolved-paths.sb",
+			opts: []Option{ReadWrite("/tmp/build"), Read("/Users/alice/link/docs")},
+			env: Env{
+				Home:     testHome,
+				Resolved: map[string]string{"/tmp/build": "/private/tmp/build", "/Users/alice/link/docs": "/Volumes/Data/docs"},
+				Links:    []string{"/tmp", "/Users/alice/link"},
+			},
+			reason: "rules name only kernel spellings; each traversed link gets metadata on itself and nothing behind it",
+		},
+		{
+			name:   "network-and-services.sb",
+			opts:   []Option{Network(NetworkLoopback, 5432, 8080), UnixSocket("/private/var/run/app.sock"), MachLookup("com.apple.trustd.agent"), Waive(ProcessAccess, TrustHandoff)},
+			env:    Env{Home: testHome},
+			reason: "loopback ports, an allowed Unix socket (connect is network-outbound, plus the file at matching specificity), a Mach service; two classes waived",
+		},
+		{
+			name:   "forking-seatbelt.sb",
+			opts:   []Option{Fork(), Read("/usr/local"), Seatbelt(`(allow sysctl-read (sysctl-name "kern.boottime")) (deny file-read* (subpath "/usr/local/secret"))`)},
+			env:    Env{Home: testHome},
+			reason: "a forking policy ends with the run-marker block bound per spawn; Seatbelt-layer rules sit between the policy and the hard-deny tier",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			plan := mustLower(t, mustNew(t, tc.opts...), tc.env)
+			checkGolden(t, "lower/"+tc.name, plan.Text())
+		})
+	}
+}
