@@ -325,8 +325,7 @@ func resolveRule(r sbpl.Rule, resolve func(string) string) sbpl.Rule {
 			case *sbpl.Filter:
 				g.Args[i] = walk(v)
 			case sbpl.Str:
-				switch f.Name {
-				case "literal", "subpath", "prefix", "path", "path-literal", "path-prefix", "path-ancestors":
+				if sbpl.IsPathFilter(f.Name) {
 					g.Args[i] = sbpl.Str(resolve(string(v)))
 				}
 			}

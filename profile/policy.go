@@ -408,6 +408,25 @@ func (p Policy) Paths() []string {
 	return slices.Compact(out)
 }
 
+// AllowPaths returns the paths named by allow-type rules: filesystem
+// rules, Unix sockets, and path filters of Seatbelt-layer allow rules.
+// Seatbelt matches paths case-insensitively, so on a case-sensitive volume
+// these would also allow the names' case variants.
+func (p Policy) AllowPaths() []string {
+	var out []string
+	for _, r := range p.fs {
+		out = append(out, r.Path)
+	}
+	out = append(out, p.sockets...)
+	for _, r := range p.seatbelt {
+		if r.Effect == sbpl.Allow {
+			out = append(out, rulePaths(r)...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // String summarises the policy on one line.
 func (p Policy) String() string {
 	var b strings.Builder
@@ -449,8 +468,7 @@ func rulePaths(r sbpl.Rule) []string {
 	var out []string
 	var walk func(f *sbpl.Filter)
 	walk = func(f *sbpl.Filter) {
-		switch f.Name {
-		case "literal", "subpath", "prefix", "path", "path-literal", "path-prefix", "path-ancestors":
+		if sbpl.IsPathFilter(f.Name) {
 			if len(f.Args) == 1 {
 				if s, ok := f.Args[0].(sbpl.Str); ok {
 					out = append(out, string(s))

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/pathresolve"
 )
 
 // errHelp is returned after a command printed its --help.
@@ -41,12 +42,22 @@ func parse(fs *flag.FlagSet, args []string) error {
 
 // prepare builds the cage the policy flags describe: the same path
 // resolution and lowering a caller of package cage gets.
-func prepare(pf *policyFlags, fs *flag.FlagSet) (*cage.Cage, error) {
+func prepare(pf *policyFlags, fs *flag.FlagSet, opts ...cage.Option) (*cage.Cage, error) {
 	p, err := pf.policy(setFlags(fs))
 	if err != nil {
 		return nil, err
 	}
-	return cage.New(p, cage.WithCompileLimit(pf.limit))
+	c, err := cage.New(p, append([]cage.Option{cage.WithCompileLimit(pf.limit)}, opts...)...)
+	var le *cage.LimitError
+	var ce *cage.CaseSensitiveError
+	var pe *pathresolve.PathError
+	switch {
+	case errors.As(err, &le):
+		return nil, usagef("--limit %d: %v", pf.limit, err)
+	case errors.As(err, &ce), errors.As(err, &pe):
+		return nil, usagef("%v", err)
+	}
+	return c, err
 }
 
 func cmdPlan(args []string, stdout, stderr io.Writer) error {

@@ -104,6 +104,13 @@ var pathFilters = map[string]bool{
 	"path-ancestors": true,
 }
 
+// IsPathFilter reports whether the filter name takes a path string as its
+// argument (literal, subpath, prefix, path, path-literal, path-prefix,
+// path-ancestors). Regex forms are excluded: their argument is a pattern.
+func IsPathFilter(name string) bool {
+	return pathFilters[name] && !strings.HasSuffix(name, "regex")
+}
+
 // filterKind classifies a filter name written in SBPL source.
 type filterKind int
 

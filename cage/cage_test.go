@@ -1,0 +1,422 @@
+package cage_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
+)
+
+func TestNewAlreadySandboxed(t *testing.T) {
+	comp := &countingCompiler{}
+	_, err := cage.New(mustPolicy(t), append(simOpts(t),
+		cage.WithCompiler(comp),
+		cage.WithSandboxCheck(func() (bool, error) { return true, nil }))...)
+	if !errors.Is(err, cage.ErrAlreadySandboxed) {
+		t.Fatalf("New in a sandboxed process: got %v, want ErrAlreadySandboxed", err)
+	}
+	if n := comp.count(); n != 0 {
+		t.Errorf("compiled %d times before refusing, want 0", n)
+	}
+
+	checkErr := errors.New("check failed")
+	_, err = cage.New(mustPolicy(t), append(simOpts(t),
+		cage.WithSandboxCheck(func() (bool, error) { return false, checkErr }))...)
+	if !errors.Is(err, checkErr) {
+		t.Errorf("New with a failing sandbox check: got %v, want it wrapped", err)
+	}
+}
+
+func TestNewCaseSensitive(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       []profile.Option
+		wantPath   string // "" means New succeeds
+		wantVolume string
+	}{
+		{name: "read rule", opts: []profile.Option{profile.Read("/Volumes/CS/proj")},
+			wantPath: "/Volumes/CS/proj", wantVolume: "/Volumes/CS/proj"},
+		{name: "missing tail keeps the volume of its existing prefix", opts: []profile.Option{profile.ReadWrite("/Volumes/CS/new/dir")},
+			wantPath: "/Volumes/CS/new/dir", wantVolume: "/Volumes/CS"},
+		{name: "unix socket", opts: []profile.Option{profile.UnixSocket("/Volumes/CS/proj/agent.sock")},
+			wantPath: "/Volumes/CS/proj/agent.sock", wantVolume: "/Volumes/CS/proj"},
+		{name: "seatbelt-layer allow", opts: []profile.Option{profile.Seatbelt(`(allow file-read* (subpath "/Volumes/CS/proj"))`)},
+			wantPath: "/Volumes/CS/proj", wantVolume: "/Volumes/CS/proj"},
+		{name: "seatbelt-layer deny is fine", opts: []profile.Option{profile.Seatbelt(`(deny file-read* (subpath "/Volumes/CS/proj"))`)}},
+		{name: "case-insensitive volume is fine", opts: []profile.Option{profile.Read("/Users/me/project")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			comp := &countingCompiler{}
+			c, err := cage.New(mustPolicy(t, tt.opts...), append(simOpts(t), cage.WithCompiler(comp))...)
+			if tt.wantPath == "" {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				if c.Plan() == "" {
+					t.Error("empty plan")
+				}
+				return
+			}
+			var cse *cage.CaseSensitiveError
+			if !errors.As(err, &cse) {
+				t.Fatalf("New: got %v, want *CaseSensitiveError", err)
+			}
+			if !errors.Is(err, pathresolve.ErrCaseSensitive) {
+				t.Errorf("errors.Is(err, ErrCaseSensitive) = false for %v", err)
+			}
+			want := cage.CaseSensitiveError{Path: tt.wantPath, Volume: tt.wantVolume}
+			if diff := cmp.Diff(want, *cse); diff != "" {
+				t.Errorf("CaseSensitiveError (-want +got):\n%s", diff)
+			}
+			if n := comp.count(); n != 0 {
+				t.Errorf("compiled %d times before refusing, want 0", n)
+			}
+		})
+	}
+}
+
+func TestNewHomeOnCaseSensitiveVolume(t *testing.T) {
+	// Home is only denied (hard-deny classes), and a deny is fine there.
+	fsys := simFS(t)
+	c, err := cage.New(mustPolicy(t), cage.WithFS(fsys, fsys.Firmlinks()), cage.WithHome("/Volumes/CS/home"),
+		cage.WithSandboxCheck(func() (bool, error) { return false, nil }), cage.WithCompiler(&countingCompiler{}))
+	if err != nil {
+		t.Fatalf("New with home on a case-sensitive volume: %v", err)
+	}
+	if got := c.Home(); got != "/Volumes/CS/home" {
+		t.Errorf("Home() = %q, want /Volumes/CS/home", got)
+	}
+}
+
+func TestGrantOnCaseSensitiveVolume(t *testing.T) {
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := c.Command(t.Context(), "/usr/bin/true")
+	cmd.Grants = []cage.Grant{{Path: "/Volumes/CS/proj", Write: true}}
+	err = cmd.Start()
+	var cse *cage.CaseSensitiveError
+	if !errors.As(err, &cse) {
+		t.Fatalf("Start with a grant on a case-sensitive volume: got %v, want *CaseSensitiveError", err)
+	}
+	if cse.Path != "/Volumes/CS/proj" {
+		t.Errorf("Path = %q, want /Volumes/CS/proj", cse.Path)
+	}
+}
+
+func TestNewLimit(t *testing.T) {
+	comp := &countingCompiler{}
+	_, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(comp), cage.WithCompileLimit(3))...)
+	var le *cage.LimitError
+	if !errors.As(err, &le) {
+		t.Fatalf("New over the limit: got %v, want *LimitError", err)
+	}
+	var ple *profile.LimitError
+	if !errors.As(err, &ple) {
+		t.Errorf("errors.As(err, *profile.LimitError) = false")
+	}
+	if le.Limit != 3 || le.Rules <= 3 {
+		t.Errorf("LimitError = %+v, want Limit 3 and more than 3 rules", *le)
+	}
+	if n := comp.count(); n != 0 {
+		t.Errorf("compiled %d times over the limit, want 0 (libsandbox aborts on huge profiles)", n)
+	}
+
+	// The same policy fits under the default limit.
+	if _, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(comp))...); err != nil {
+		t.Errorf("New under the default limit: %v", err)
+	}
+}
+
+func TestNewCompileError(t *testing.T) {
+	comp := &countingCompiler{err: &libsandbox.CompileError{Message: "unbound variable: frobnicate"}}
+	_, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(comp))...)
+	var ce *cage.CompileError
+	if !errors.As(err, &ce) {
+		t.Fatalf("New with a rejected profile: got %v, want *CompileError", err)
+	}
+	if ce.Message != "unbound variable: frobnicate" {
+		t.Errorf("Message = %q, want libsandbox's message", ce.Message)
+	}
+
+	other := errors.New("library gone")
+	_, err = cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{err: other}))...)
+	if !errors.Is(err, other) || errors.As(err, &ce) {
+		t.Errorf("New with a non-compile failure: got %v, want it wrapped and not a *CompileError", err)
+	}
+}
+
+func TestCompileOnce(t *testing.T) {
+	comp := &countingCompiler{}
+	c, err := cage.New(mustPolicy(t, profile.Read("/tmp/build")), append(simOpts(t), cage.WithCompiler(comp))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := comp.count(); n != 1 {
+		t.Fatalf("New compiled %d times, want 1", n)
+	}
+	if comp.texts[0] != c.Plan() || comp.params[0] != nil {
+		t.Errorf("compiled text/params differ from the plan: params %v", comp.params[0])
+	}
+	for range 100 {
+		_ = c.Command(t.Context(), "/usr/bin/true").Start() // unsupported off darwin
+	}
+	if n := comp.count(); n != 1 {
+		t.Errorf("after 100 starts the non-forking cage compiled %d times, want 1", n)
+	}
+}
+
+func TestForkingPlanParams(t *testing.T) {
+	comp := &countingCompiler{}
+	c, err := cage.New(mustPolicy(t, profile.Fork()), append(simOpts(t), cage.WithCompiler(comp))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{profile.ParamRunPrefix, profile.ParamRunMarker}
+	if diff := cmp.Diff(want, c.PlanRules().Params); diff != "" {
+		t.Errorf("Params (-want +got):\n%s", diff)
+	}
+	// New compiles a forking profile once, with placeholders, to report errors early.
+	if comp.count() != 1 {
+		t.Fatalf("New compiled %d times, want 1", comp.count())
+	}
+	var keys []string
+	for _, p := range comp.params[0] {
+		keys = append(keys, p.Key)
+	}
+	if diff := cmp.Diff(want, keys); diff != "" {
+		t.Errorf("bound parameters (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(c.Plan(), `(param "PROCAGE_RUN_MARKER")`) {
+		t.Errorf("plan of a forking policy lacks the run marker parameter:\n%s", c.Plan())
+	}
+}
+
+func TestPlanRulesIsACopy(t *testing.T) {
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.Plan()
+	p := c.PlanRules()
+	p.Profile.Rules = p.Profile.Rules[:1]
+	if c.Plan() != before || len(c.PlanRules().Profile.Rules) == 1 {
+		t.Error("changing PlanRules' result changed the cage")
+	}
+}
+
+func TestRewritesAndLinks(t *testing.T) {
+	c, err := cage.New(mustPolicy(t, profile.Read("/tmp/build"), profile.ReadWrite("/System/Volumes/Data/Users/me/project")),
+		append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range c.Rewrites() {
+		got = append(got, r.From+" -> "+r.To+" ("+r.Reason.String()+")")
+	}
+	want := []string{
+		"/System/Volumes/Data/Users/me/project -> /Users/me/project (firmlink)",
+		"/tmp/build -> /private/tmp/build (symlink)",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Rewrites (-want +got):\n%s", diff)
+	}
+	plan := c.Plan()
+	for _, s := range []string{`(subpath "/private/tmp/build")`, `(subpath "/Users/me/project")`, `(literal "/tmp")`} {
+		if !strings.Contains(plan, s) {
+			t.Errorf("plan lacks %s", s)
+		}
+	}
+	if strings.Contains(plan, `(subpath "/tmp/build")`) {
+		t.Error("plan still spells /tmp/build as written; the kernel would never match it")
+	}
+}
+
+func TestCommandLookup(t *testing.T) {
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh, err := exec.LookPath("sh"); err == nil {
+		cmd := c.Command(t.Context(), "sh", "-c", "true")
+		if cmd.Path != sh || cmd.Err != nil {
+			t.Errorf("Command(sh): Path %q Err %v, want %q", cmd.Path, cmd.Err, sh)
+		}
+		if diff := cmp.Diff([]string{"sh", "-c", "true"}, cmd.Args); diff != "" {
+			t.Errorf("Args (-want +got):\n%s", diff)
+		}
+	}
+	cmd := c.Command(t.Context(), "procage-no-such-program")
+	if err := cmd.Start(); !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("Start of a missing program: got %v, want exec.ErrNotFound", err)
+	}
+	cmd = c.Command(t.Context(), "./relative/prog")
+	var ee *exec.Error
+	if err := cmd.Start(); !errors.As(err, &ee) {
+		t.Errorf("Start of a relative path: got %v, want *exec.Error", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := c.Command(ctx, "/usr/bin/true").Start(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Start with a done context: got %v, want context.Canceled", err)
+	}
+}
+
+func TestApplyErrorIs(t *testing.T) {
+	tests := []struct {
+		errno  syscall.Errno
+		target error
+		want   bool
+	}{
+		{syscall.EPERM, fs.ErrPermission, true},
+		{syscall.EACCES, fs.ErrPermission, true},
+		{syscall.ENOENT, fs.ErrNotExist, true},
+		{syscall.ENOENT, fs.ErrPermission, false},
+	}
+	for _, tt := range tests {
+		err := error(&cage.ApplyError{Step: "exec", Errno: tt.errno})
+		if got := errors.Is(err, tt.target); got != tt.want {
+			t.Errorf("errors.Is(ApplyError{%v}, %v) = %v, want %v", tt.errno, tt.target, got, tt.want)
+		}
+		if !strings.Contains(err.Error(), "exec") {
+			t.Errorf("message %q does not name the step", err)
+		}
+	}
+}
+
+func TestOptionValidation(t *testing.T) {
+	tests := map[string]cage.Option{
+		"zero limit":     cage.WithCompileLimit(0),
+		"relative home":  cage.WithHome("home/me"),
+		"unknown tty":    cage.WithTTY(cage.TTY(7)),
+		"nil fs":         cage.WithFS(nil, nil),
+		"soft above max": cage.WithRlimits(cage.Rlimit{Resource: 8, Cur: 10, Max: 5}),
+	}
+	for name, o := range tests {
+		if _, err := cage.New(mustPolicy(t), append(simOpts(t), o)...); err == nil {
+			t.Errorf("%s: New accepted an invalid option", name)
+		}
+	}
+	if _, err := cage.New(profile.Policy{}, simOpts(t)...); err == nil {
+		t.Error("New accepted a zero Policy")
+	}
+}
+
+func TestRunMarker(t *testing.T) {
+	prefix := cage.RunPrefix()
+	if !strings.HasPrefix(prefix, "org.procage.run.") || !strings.HasSuffix(prefix, ".") {
+		t.Fatalf("prefix %q, want org.procage.run.<random>.", prefix)
+	}
+	seen := map[string]bool{}
+	for range 100 {
+		m := cage.NewMarker()
+		rest, ok := strings.CutPrefix(m, prefix)
+		if !ok {
+			t.Fatalf("marker %q lacks the prefix %q", m, prefix)
+		}
+		pid, _, _ := strings.Cut(rest, ".")
+		if want := strconv.Itoa(os.Getpid()); pid != want {
+			t.Errorf("marker %q: pid part %q, want %q", m, pid, want)
+		}
+		if seen[m] {
+			t.Fatalf("marker %q reused", m)
+		}
+		seen[m] = true
+	}
+	sib := cage.SiblingName()
+	if !strings.HasPrefix(sib, prefix) || seen[sib] {
+		t.Errorf("sibling %q must share the prefix and be no marker", sib)
+	}
+}
+
+func TestApplyVerdict(t *testing.T) {
+	exited := func(code int) syscall.WaitStatus { return syscall.WaitStatus(code << 8) }
+	killed := syscall.WaitStatus(syscall.SIGKILL)
+	tests := []struct {
+		name   string
+		err    error
+		status syscall.WaitStatus
+		works  bool
+	}{
+		{"exec refused with EPERM", &cage.ApplyError{Step: "exec", Errno: syscall.EPERM}, 0, true},
+		{"exec refused with EACCES", &cage.ApplyError{Step: "exec", Errno: syscall.EACCES}, 0, true},
+		{"image killed after exec", nil, killed, true},
+		{"target ran and exited 0", nil, exited(0), false},
+		{"target ran and exited 1", nil, exited(1), false},
+		{"apply step failed", &cage.ApplyError{Step: "apply", Errno: syscall.EINVAL}, 0, false},
+		{"confirm step failed", &cage.ApplyError{Step: "confirm", Errno: syscall.EPERM}, 0, false},
+		{"exec failed otherwise", &cage.ApplyError{Step: "exec", Errno: syscall.ENOENT}, 0, false},
+		{"fork failed", syscall.EAGAIN, 0, false},
+	}
+	for _, tt := range tests {
+		err := cage.ApplyVerdict("macOS 25A1", tt.err, tt.status)
+		if (err == nil) != tt.works {
+			t.Errorf("%s: verdict %v, want works=%v", tt.name, err, tt.works)
+		}
+		if err != nil && (!errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "macOS 25A1")) {
+			t.Errorf("%s: %v is not an unsupported error naming the build", tt.name, err)
+		}
+	}
+}
+
+func TestMarkerVerdict(t *testing.T) {
+	tests := []struct {
+		name                  string
+		markerDenied, sibling bool
+		err                   error
+		works                 bool
+	}{
+		{"run process splits", false, true, nil, true},
+		{"unsandboxed allows both", false, false, nil, false},
+		{"foreign sandbox denies both", true, true, nil, false},
+		{"query failed", false, true, syscall.ESRCH, false},
+	}
+	for _, tt := range tests {
+		err := cage.MarkerVerdict("macOS 25A1", tt.markerDenied, tt.sibling, tt.err)
+		if (err == nil) != tt.works {
+			t.Errorf("%s: verdict %v, want works=%v", tt.name, err, tt.works)
+		}
+		if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("%s: %v is not unsupported", tt.name, err)
+		}
+	}
+}
+
+func TestProbeResultString(t *testing.T) {
+	ok := cage.ProbeResult{OSBuild: "macOS 25A1"}
+	if ok.Err() != nil || ok.String() != "macOS 25A1: apply ok; run query ok" {
+		t.Errorf("String() = %q, Err() = %v", ok.String(), ok.Err())
+	}
+	bad := cage.ProbeResult{OSBuild: "macOS 25A1", Marker: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
+	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run query FAILED") {
+		t.Errorf("String() = %q, Err() = %v", bad.String(), bad.Err())
+	}
+}
+
+func TestCageString(t *testing.T) {
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}), cage.WithTTY(cage.TTYInherit), cage.WithEnv(cage.EnvAllowlist("PATH", "HOME")))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.String()
+	for _, want := range []string{"tty inherit", "env allowlist[HOME PATH]", "base v1"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("String() = %q lacks %q", s, want)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package cage_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/profile"
+)
+
+// A simulated macOS file system makes the output the same on every OS.
+func exampleFS() cage.Option {
+	fsys := pathresolvetest.NewMacOS()
+	return cage.WithFS(fsys, fsys.Firmlinks())
+}
+
+func ExampleNew() {
+	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c.Policy())
+	fmt.Println(c.Home())
+	// Output:
+	// {base v1; fs: read+write subpath /tmp/build; network off}
+	// /Users/me
+}
+
+func ExampleCage_Plan() {
+	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, line := range strings.Split(c.Plan(), "\n") {
+		if strings.Contains(line, "/private/tmp/build") || strings.HasPrefix(line, "(deny default") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// (deny default)
+	// (allow file-read* file-write* (subpath "/private/tmp/build"))
+}
+
+func ExampleCage_Rewrites() {
+	policy, err := profile.New(profile.BaseV1,
+		profile.Read("/tmp/build"),
+		profile.Read("/System/Volumes/Data/Users/me/src"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range c.Rewrites() {
+		fmt.Printf("%s -> %s (%s via %s)\n", r.From, r.To, r.Reason, r.Via)
+	}
+	// Output:
+	// /System/Volumes/Data/Users/me/src -> /Users/me/src (firmlink via /Users)
+	// /tmp/build -> /private/tmp/build (symlink via /tmp)
+}
+
+// Spawning needs macOS; this example has no output check so it only
+// compiles elsewhere.
+func ExampleCage_Command() {
+	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cage.New(policy)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd := c.Command(context.Background(), "sh", "-c", "echo hi > /tmp/build/out")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Fatal(err)
+	}
+}

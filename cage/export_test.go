@@ -1,0 +1,24 @@
+package cage
+
+// Test hooks: a fake compiler and sandbox check, so the refusal paths and
+// the compile count run on any OS.
+
+type Compiler = compiler
+
+func WithCompiler(c Compiler) Option {
+	return optionFunc(func(cfg *config) error { cfg.compiler = c; return nil })
+}
+
+func WithSandboxCheck(f func() (bool, error)) Option {
+	return optionFunc(func(cfg *config) error { cfg.sandboxed = f; return nil })
+}
+
+var (
+	Environ       = environ
+	NewMarker     = newMarker
+	SiblingName   = siblingName
+	ApplyVerdict  = applyVerdict
+	MarkerVerdict = markerVerdict
+)
+
+func RunPrefix() string { return runPrefix }

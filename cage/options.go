@@ -1,0 +1,156 @@
+package cage
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
+)
+
+// Option configures [New]. It is sealed: only this package makes Options.
+type Option interface{ apply(*config) error }
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// TTY says how a caged child relates to the caller's terminal.
+type TTY int
+
+const (
+	// TTYNewSession starts the child in a new session without a
+	// controlling terminal (setsid). The default.
+	TTYNewSession TTY = iota
+	// TTYInherit keeps the child in the caller's session, in its own process
+	// group, so it can use the caller's terminal. Making that group the
+	// terminal's foreground group (tcsetpgrp) is the caller's business.
+	TTYInherit
+)
+
+func (t TTY) String() string {
+	switch t {
+	case TTYNewSession:
+		return "new-session"
+	case TTYInherit:
+		return "inherit"
+	}
+	return fmt.Sprintf("TTY(%d)", int(t))
+}
+
+// Rlimit is a resource limit the child sets before its profile applies.
+// Resource is a RLIMIT_* constant of the target OS (golang.org/x/sys/unix).
+type Rlimit struct {
+	Resource int
+	Cur, Max uint64
+}
+
+// compiler is the part of libsandbox a cage compiles with; tests replace it
+// with a counting fake.
+type compiler interface {
+	Compile(text string, params []libsandbox.Param) ([]byte, error)
+}
+
+type config struct {
+	limit       int
+	rlimits     []Rlimit
+	tty         TTY
+	env         EnvPolicy
+	fs          pathresolve.FS
+	firmlinks   []pathresolve.Firmlink
+	fsSet       bool
+	home        string
+	privateTemp bool
+
+	// Test hooks (export_test.go); nil means the platform's own.
+	compiler  compiler
+	sandboxed func() (bool, error)
+}
+
+// WithCompileLimit sets the largest number of rules a profile may have
+// (default [profile.DefaultLimit], 2,000). More is a [*LimitError].
+func WithCompileLimit(n int) Option {
+	return optionFunc(func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("cage: compile limit %d must be positive", n)
+		}
+		c.limit = n
+		return nil
+	})
+}
+
+// WithRlimits sets resource limits each child applies, in order, before
+// its profile.
+func WithRlimits(limits ...Rlimit) Option {
+	return optionFunc(func(c *config) error {
+		for _, l := range limits {
+			if l.Resource < 0 {
+				return fmt.Errorf("cage: rlimit resource %d is negative", l.Resource)
+			}
+			if l.Cur > l.Max {
+				return fmt.Errorf("cage: rlimit %d: soft limit %d above hard limit %d", l.Resource, l.Cur, l.Max)
+			}
+		}
+		c.rlimits = append(c.rlimits, limits...)
+		return nil
+	})
+}
+
+// WithTTY sets the terminal mode (default [TTYNewSession]).
+func WithTTY(t TTY) Option {
+	return optionFunc(func(c *config) error {
+		if t != TTYNewSession && t != TTYInherit {
+			return fmt.Errorf("cage: unknown TTY mode %d", int(t))
+		}
+		c.tty = t
+		return nil
+	})
+}
+
+// WithEnv sets which caller variables a child inherits when Cmd.Env is nil
+// (default [EnvDropSecrets]).
+func WithEnv(p EnvPolicy) Option {
+	return optionFunc(func(c *config) error { c.env = p; return nil })
+}
+
+// WithFS resolves policy paths through fsys with the given firmlinks
+// instead of the host's file system; pathresolvetest provides a simulated
+// macOS one, so a plan can be inspected on any OS. Spawning still uses the
+// real file system for grants and the target.
+func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
+	return optionFunc(func(c *config) error {
+		if fsys == nil {
+			return errors.New("cage: WithFS needs a file system")
+		}
+		c.fs, c.firmlinks, c.fsSet = fsys, firmlinks, true
+		return nil
+	})
+}
+
+// WithHome sets the home directory the hard-deny classes protect
+// (default os.UserHomeDir). It must be absolute.
+func WithHome(dir string) Option {
+	return optionFunc(func(c *config) error {
+		if err := pathresolve.CheckAbs(dir); err != nil {
+			return fmt.Errorf("cage: WithHome: %w", err)
+		}
+		c.home = dir
+		return nil
+	})
+}
+
+// WithPrivateTemp gives each run its own temporary directory, created
+// under the real temporary directory (kernel spelling), granted read-write
+// for the run, named by TMPDIR (unless Cmd.Env is set and names TMPDIR)
+// and removed when the run ends.
+func WithPrivateTemp() Option {
+	return optionFunc(func(c *config) error { c.privateTemp = true; return nil })
+}
+
+func (c *config) effectiveLimit() int {
+	if c.limit == 0 {
+		return profile.DefaultLimit
+	}
+	return c.limit
+}
