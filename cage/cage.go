@@ -139,11 +139,11 @@ func (c *Cage) resolve() error {
 	if c.cfg.fsSet {
 		c.resolver = pathresolve.New(c.cfg.fs, pathresolve.WithFirmlinks(c.cfg.firmlinks))
 	} else {
-		fl, err := pathresolve.HostFirmlinks()
+		r, err := pathresolve.NewHost()
 		if err != nil {
-			return fmt.Errorf("cage: reading the host's firmlinks: %w", err)
+			return fmt.Errorf("cage: %w", err)
 		}
-		c.resolver = pathresolve.New(pathresolve.OS(), pathresolve.WithFirmlinks(fl))
+		c.resolver = r
 	}
 	home := c.cfg.home
 	if home == "" {

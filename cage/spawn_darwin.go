@@ -267,11 +267,11 @@ func (cmd *Cmd) startRun(grants []grant) (err error) {
 // privateTemp creates the run's temporary directory under the real
 // temporary directory, in the kernel's spelling, and its read-write grant.
 func privateTemp() (string, grant, error) {
-	fl, err := pathresolve.HostFirmlinks()
+	r, err := pathresolve.NewHost()
 	if err != nil {
 		return "", grant{}, err
 	}
-	res, err := pathresolve.New(pathresolve.OS(), pathresolve.WithFirmlinks(fl)).Resolve(os.TempDir())
+	res, err := r.Resolve(os.TempDir())
 	if err != nil {
 		return "", grant{}, fmt.Errorf("cage: resolving the temporary directory: %w", err)
 	}

@@ -119,10 +119,18 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	add(LayerBase, baseRules(p.base)...)
 	add(LayerPolicy, policyRules(p, resolve)...)
 	add(LayerLinks, linkRules(env.Links)...)
+	// A Seatbelt-layer deny must win over the layers before it, so it names
+	// their specific operations too; among its own layer the caller's
+	// order and specificity stand.
+	allowed := allowedOps(rules)
 	for _, r := range p.seatbelt {
-		add(LayerSeatbelt, resolveRule(r, resolve))
+		r = r.MapPaths(resolve)
+		if r.Effect == sbpl.Deny {
+			r.Ops = withSpecific(r.Ops, allowed)
+		}
+		add(LayerSeatbelt, r)
 	}
-	allowed := allowedConcreteOps(rules)
+	allowed = allowedOps(rules)
 	for _, c := range Classes() {
 		if p.Waived(c) {
 			continue
@@ -314,41 +322,17 @@ func markerRules() []sbpl.Rule {
 	}
 }
 
-// resolveRule rewrites the path arguments of a Seatbelt-layer rule to their
-// kernel spellings.
-func resolveRule(r sbpl.Rule, resolve func(string) string) sbpl.Rule {
-	var walk func(f *sbpl.Filter) *sbpl.Filter
-	walk = func(f *sbpl.Filter) *sbpl.Filter {
-		g := &sbpl.Filter{Name: f.Name, Args: slices.Clone(f.Args)}
-		for i, a := range g.Args {
-			switch v := a.(type) {
-			case *sbpl.Filter:
-				g.Args[i] = walk(v)
-			case sbpl.Str:
-				if sbpl.IsPathFilter(f.Name) {
-					g.Args[i] = sbpl.Str(resolve(string(v)))
-				}
-			}
-		}
-		return g
-	}
-	out := r
-	out.Filters = nil
-	for _, f := range r.Filters {
-		out.Filters = append(out.Filters, walk(f))
-	}
-	return out
-}
-
-// allowedConcreteOps returns the concrete operations named by allow rules.
-func allowedConcreteOps(rules []sbpl.Rule) []string {
+// allowedOps returns the operations named by allow rules, wildcards
+// included (a narrower wildcard such as mach-task-special-port* beats a
+// broader one such as mach-task*), "default" excluded.
+func allowedOps(rules []sbpl.Rule) []string {
 	set := map[string]bool{}
 	for _, r := range rules {
 		if r.Effect != sbpl.Allow {
 			continue
 		}
 		for _, op := range r.Ops {
-			if !sbpl.IsWildcard(op) {
+			if op != "default" {
 				set[op] = true
 			}
 		}
@@ -361,11 +345,11 @@ func allowedConcreteOps(rules []sbpl.Rule) []string {
 	return out
 }
 
-// withSpecific extends a hard-deny rule's operations with every concrete
-// operation an allow names that one of them covers: in Seatbelt a rule
-// naming a specific operation beats one naming a wildcard whatever the
-// order (sbpl.md §6: agent-safehouse ssh.bats, fence macos.go), so the deny
-// must name it too.
+// withSpecific extends a deny rule's operations with every operation an
+// allow names that one of its wildcards covers: in Seatbelt a rule naming a
+// more specific operation beats one naming a wildcard whatever the order
+// (sbpl.md §6: agent-safehouse ssh.bats, fence macos.go), so the deny must
+// name it too. A narrower wildcard counts as more specific [inferred].
 func withSpecific(ops, allowed []string) []string {
 	out := slices.Clone(ops)
 	for _, a := range allowed {
@@ -373,7 +357,7 @@ func withSpecific(ops, allowed []string) []string {
 			continue
 		}
 		for _, op := range ops {
-			if sbpl.IsWildcard(op) && sbpl.Covers(op, a) {
+			if op != a && sbpl.IsWildcard(op) && sbpl.Covers(op, a) {
 				out = append(out, a)
 				break
 			}

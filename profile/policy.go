@@ -402,7 +402,7 @@ func (p Policy) Paths() []string {
 	}
 	out = append(out, p.sockets...)
 	for _, r := range p.seatbelt {
-		out = append(out, rulePaths(r)...)
+		out = append(out, r.Paths()...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
@@ -420,7 +420,7 @@ func (p Policy) AllowPaths() []string {
 	out = append(out, p.sockets...)
 	for _, r := range p.seatbelt {
 		if r.Effect == sbpl.Allow {
-			out = append(out, rulePaths(r)...)
+			out = append(out, r.Paths()...)
 		}
 	}
 	slices.Sort(out)
@@ -461,31 +461,6 @@ func (p Policy) String() string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// rulePaths returns the absolute paths named by path filters in r.
-func rulePaths(r sbpl.Rule) []string {
-	var out []string
-	var walk func(f *sbpl.Filter)
-	walk = func(f *sbpl.Filter) {
-		if sbpl.IsPathFilter(f.Name) {
-			if len(f.Args) == 1 {
-				if s, ok := f.Args[0].(sbpl.Str); ok {
-					out = append(out, string(s))
-				}
-			}
-			return
-		}
-		for _, a := range f.Args {
-			if sub, ok := a.(*sbpl.Filter); ok {
-				walk(sub)
-			}
-		}
-	}
-	for _, f := range r.Filters {
-		walk(f)
-	}
-	return out
 }
 
 // Error reports an invalid policy part, naming the field and the value.

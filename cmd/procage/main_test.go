@@ -144,3 +144,34 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestExplain(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	home, _ = filepath.EvalSymlinks(home)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--read", "/usr", "file-read-data", "/usr/lib/x"}, 0, `allowed by rule`},
+		{[]string{"--read", "/usr", "file-write-data", "/usr/lib/x"}, 1, `denied by default`},
+		{[]string{"--write", home, "file-read-data", home + "/.ssh/id_rsa"}, 1, "(hard-deny)"},
+		{[]string{"--write", home, "--waive", "secrets", "file-read-data", home + "/.ssh/id_rsa"}, 0, "(policy)"},
+		{[]string{"--network", "loopback", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:*")`},
+		{[]string{"--network", "loopback", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
+		{[]string{"--network", "on", "network-outbound", "93.184.216.34:443"}, 0, "allowed"},
+		{[]string{"sysctl-read", "kern.procargs2"}, 1, "(hard-deny)"},
+		{[]string{"frob", "/x"}, 2, "not a concrete Seatbelt operation"},
+		{[]string{"file-read-data"}, 2, ""},
+		{[]string{}, 2, "want OPERATION and ARGUMENT"},
+	}
+	for _, tt := range tests {
+		code, out, errs := runCLI(t, append([]string{"explain"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(out+errs, tt.want) {
+			t.Errorf("explain %v: exit %d, output %q %q; want exit %d mentioning %q", tt.args, code, out, errs, tt.code, tt.want)
+		}
+	}
+}

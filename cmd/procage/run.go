@@ -41,13 +41,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	for _, g := range grantsRW {
 		cmd.Grants = append(cmd.Grants, cage.Grant{Path: g, Write: true})
 	}
-	err = cmd.Run()
+	return exitStatus(cmd.Run())
+}
+
+// exitStatus maps a run's error to procage's exit status: the command's
+// own status when it ran and failed, as a shell would pass it on.
+func exitStatus(err error) (int, error) {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 		return 0, nil
 	case errors.As(err, &ee):
-		// The command ran and failed: pass its status on, as a shell would.
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 			return 128 + int(st.Signal()), nil
 		}

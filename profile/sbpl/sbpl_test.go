@@ -234,3 +234,25 @@ func TestGeneratedNames(t *testing.T) {
 		t.Errorf("operation table wrong: %d names", len(operationNames))
 	}
 }
+
+func TestRulePaths(t *testing.T) {
+	rules, err := ParseRules(`(allow file-read* (require-any (literal "/a") (subpath "/b") (regex "^/c")) (remote unix-socket (path-literal "/d")) (extension "/e"))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rules[0]
+	if diff := cmp.Diff([]string{"/a", "/b", "/d"}, r.Paths()); diff != "" {
+		t.Errorf("Paths (-want +got):\n%s", diff)
+	}
+	mapped := r.MapPaths(func(p string) string { return "/private" + p })
+	if diff := cmp.Diff([]string{"/private/a", "/private/b", "/private/d"}, mapped.Paths()); diff != "" {
+		t.Errorf("MapPaths (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/a", "/b", "/d"}, r.Paths()); diff != "" {
+		t.Errorf("MapPaths changed the original (-want +got):\n%s", diff)
+	}
+	text, _ := mapped.Text()
+	if !strings.Contains(text, `(regex "^/c")`) || !strings.Contains(text, `(extension "/e")`) {
+		t.Errorf("MapPaths touched a non-path argument: %s", text)
+	}
+}

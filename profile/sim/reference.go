@@ -1,0 +1,256 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sbpl"
+)
+
+// Reference states, directly from the typed policy, whether it intends to
+// allow access a, and why. It does not look at the lowered profile, so
+// comparing it with Decide(Lower(p, env).Profile, a) tests the lowering.
+// In order:
+//
+//  0. run marker: for a forking policy with the marker parameters bound in
+//     a.Params, mach-lookup of the run's marker is allowed and of any other
+//     name with the run prefix denied (the marker block is the profile's
+//     last word on those names);
+//  1. hard-deny: a rule of a class the policy does not waive
+//     ([profile.HardDenyRules] with env.Home) whose operations cover the
+//     access and whose filters match denies it;
+//  2. the Seatbelt layer: if one of the policy's Seatbelt rules (paths
+//     resolved through env.Resolved) applies, the most specific, last one
+//     decides (it comes after the policy's own rules);
+//  3. the policy's grants allow it: filesystem rules on the resolved path
+//     (read = file-read*, write adds file-write*, exec adds process-exec*
+//     and file-map-executable), metadata of their ancestors, of env.Links
+//     and [profile.RootLinks], the network mode, Unix sockets, Mach names
+//     and fork;
+//  4. otherwise the base decides: the header and base of a policy with no
+//     rules and every class waived, as lowered by [profile.Lower]. The
+//     base is shared data: the comparison targets the layering, ordering,
+//     specificity expansion, resolution and marker logic of Lower, not the
+//     base's contents.
+//
+// An access the simulator cannot evaluate (an unsupported filter in a rule
+// that applies) is reported as not allowed, with the error in why.
+func Reference(p profile.Policy, env profile.Env, a Access) (allowed bool, why string) {
+	ok, why, err := reference(p, env, a)
+	if err != nil {
+		return false, "error: " + err.Error()
+	}
+	return ok, why
+}
+
+func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error) {
+	if err := checkOp(&a.Op); err != nil {
+		return false, "", err
+	}
+	resolve := func(path string) string {
+		if r, ok := env.Resolved[path]; ok {
+			return r
+		}
+		return path
+	}
+
+	// 0. The run marker (procage-design.md §4, libsandbox.md §11).
+	if p.Forking() && a.Op == "mach-lookup" && a.Name != "" {
+		if m, ok := a.Params[profile.ParamRunMarker]; ok && a.Name == m {
+			return true, "the run's marker", nil
+		}
+		if pre, ok := a.Params[profile.ParamRunPrefix]; ok && strings.HasPrefix(a.Name, pre) {
+			return false, "another run's marker prefix", nil
+		}
+	}
+
+	// 1. Hard-deny classes: each rule on its own, effect deny.
+	for _, c := range profile.Classes() {
+		if p.Waived(c) {
+			continue
+		}
+		for _, r := range hardDeny(c, env.Home) {
+			if !slices.ContainsFunc(r.Ops, func(op string) bool { return sbpl.Covers(op, a.Op) }) {
+				continue
+			}
+			ok, err := ruleMatches(&r, &a)
+			if err != nil {
+				return false, "", fmt.Errorf("hard-deny class %s: %w", c, err)
+			}
+			if ok {
+				text, _ := r.Text()
+				return false, fmt.Sprintf("hard-deny class %s: %s", c, text), nil
+			}
+		}
+	}
+
+	// 2. The Seatbelt layer, among itself.
+	if rules := p.SeatbeltRules(); len(rules) > 0 {
+		for i := range rules {
+			rules[i] = rules[i].MapPaths(resolve)
+		}
+		d, err := Decide(&sbpl.Profile{Version: 1, Rules: rules}, a)
+		if err != nil {
+			return false, "", fmt.Errorf("seatbelt layer: %w", err)
+		}
+		if d.Rule >= 0 {
+			return d.Allowed, "seatbelt layer: " + d.Text, nil
+		}
+	}
+
+	// 3. The policy's own grants.
+	if why := grants(p, env, resolve, &a); why != "" {
+		return true, why, nil
+	}
+
+	// 4. The base.
+	base, err := baseProfile(p.Base())
+	if err != nil {
+		return false, "", err
+	}
+	d, err := Decide(base, a)
+	if err != nil {
+		return false, "", fmt.Errorf("base: %w", err)
+	}
+	return d.Allowed, "base: " + d.String(), nil
+}
+
+// grants returns why the policy's own rules allow a, or "".
+func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *Access) string {
+	covers := func(ops ...string) bool {
+		return slices.ContainsFunc(ops, func(op string) bool { return sbpl.Covers(op, a.Op) })
+	}
+	for _, r := range p.FSRules() {
+		path := resolve(r.Path)
+		ops := []string{"file-read*"}
+		if r.Access&profile.AccessWrite != 0 {
+			ops = append(ops, "file-write*")
+		}
+		if r.Access&profile.AccessExec != 0 {
+			ops = append(ops, "process-exec*", "file-map-executable")
+		}
+		if a.Path == "" || !covers(ops...) {
+			continue
+		}
+		if (r.Target == profile.Subpath && matchSubpath(path, a.Path)) || (r.Target == profile.Literal && matchLiteral(path, a.Path)) {
+			return fmt.Sprintf("policy: %s (as %s)", r, path)
+		}
+	}
+	if a.Op == "file-read-metadata" && a.Path != "" {
+		for _, r := range p.FSRules() {
+			if path := resolve(r.Path); matchAncestors(path, a.Path) {
+				return "policy: metadata of an ancestor of " + path
+			}
+		}
+		for _, l := range append(slices.Clone(env.Links), profile.RootLinks...) {
+			if matchLiteral(l, a.Path) {
+				return "links: metadata of the link " + l
+			}
+		}
+	}
+
+	mode, ports := p.Network()
+	ip := a.Addr != "" && !strings.HasPrefix(a.Addr, "/")
+	switch mode {
+	case profile.NetworkLoopback:
+		if ip && covers("network-outbound", "network-bind", "network-inbound") {
+			if ep, err := parseEndpoint(a.Addr); err == nil && ep.loopback && (len(ports) == 0 || slices.Contains(ports, ep.port)) {
+				return "policy: network loopback"
+			}
+		}
+		if a.Op == "system-socket" && (a.SocketDomain == socketDomains["AF_INET"] || a.SocketDomain == socketDomains["AF_INET6"]) {
+			return "policy: network loopback creates IP sockets"
+		}
+	case profile.NetworkOn:
+		// Network on is any IP host plus name resolution and TLS trust
+		// (procage-design.md; sbpl.md §12: Nix, agent-safehouse, Codex).
+		if ip && covers("network-outbound", "network-bind", "network-inbound") {
+			if _, err := parseEndpoint(a.Addr); err == nil {
+				return "policy: network on"
+			}
+		}
+		if a.Op == "system-socket" && (a.SocketDomain == socketDomains["AF_INET"] || a.SocketDomain == socketDomains["AF_INET6"]) {
+			return "policy: network on creates IP sockets"
+		}
+		if a.Op == "mach-lookup" && slices.Contains(networkOnMach, a.Name) {
+			return "policy: network on resolves names and evaluates trust"
+		}
+		if a.Op == "network-outbound" && strings.HasPrefix(a.Addr, "/") && matchLiteral("/private/var/run/mDNSResponder", a.Addr) {
+			return "policy: network on reaches the DNS resolver"
+		}
+		if a.Path != "" && covers("file-read*") {
+			for _, f := range networkOnFiles {
+				if matchLiteral(f, a.Path) {
+					return "policy: network on reads resolver configuration"
+				}
+			}
+			if matchSubpath("/private/etc/ssl", a.Path) {
+				return "policy: network on reads CA certificates"
+			}
+		}
+	}
+
+	for _, s := range p.UnixSockets() {
+		path := resolve(s)
+		if (a.Op == "network-outbound" || a.Op == "network-bind") && strings.HasPrefix(a.Addr, "/") && matchLiteral(path, a.Addr) {
+			return "policy: Unix socket " + path
+		}
+		if a.Path != "" && covers("file-read*", "file-write*") && matchLiteral(path, a.Path) {
+			return "policy: the Unix socket file " + path
+		}
+	}
+	if len(p.UnixSockets()) > 0 && a.Op == "system-socket" && a.SocketDomain == socketDomains["AF_UNIX"] {
+		return "policy: Unix sockets"
+	}
+	if a.Op == "mach-lookup" && slices.Contains(p.MachServices(), a.Name) {
+		return "policy: Mach service " + a.Name
+	}
+	if a.Op == "process-fork" && p.Forking() {
+		return "policy: fork"
+	}
+	return ""
+}
+
+var (
+	networkOnMach = []string{
+		"com.apple.dnssd.service", "com.apple.SystemConfiguration.DNSConfiguration",
+		"com.apple.SystemConfiguration.configd", "com.apple.trustd", "com.apple.trustd.agent",
+	}
+	networkOnFiles = []string{"/private/etc/hosts", "/private/etc/resolv.conf", "/private/var/run/resolv.conf"}
+)
+
+var hardDenyCache sync.Map // [2]string{class, home} -> []sbpl.Rule
+
+// hardDeny returns profile.HardDenyRules(c, home), computed once; the
+// rules are a pure function of their arguments.
+func hardDeny(c profile.Class, home string) []sbpl.Rule {
+	key := [2]string{string(c), home}
+	if v, ok := hardDenyCache.Load(key); ok {
+		return v.([]sbpl.Rule)
+	}
+	rules := profile.HardDenyRules(c, home)
+	hardDenyCache.Store(key, rules)
+	return rules
+}
+
+var baseCache sync.Map // profile.Base -> *sbpl.Profile
+
+// baseProfile is the header and base layers (and the root links) of base b.
+func baseProfile(b profile.Base) (*sbpl.Profile, error) {
+	if v, ok := baseCache.Load(b); ok {
+		return v.(*sbpl.Profile), nil
+	}
+	p, err := profile.New(b, profile.Waive(profile.Classes()...))
+	if err != nil {
+		return nil, fmt.Errorf("sim: base %s: %w", b, err)
+	}
+	plan, err := profile.Lower(p, profile.Env{})
+	if err != nil {
+		return nil, fmt.Errorf("sim: base %s: %w", b, err)
+	}
+	baseCache.Store(b, plan.Profile)
+	return plan.Profile, nil
+}
