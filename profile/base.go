@@ -6,7 +6,6 @@ package profile
 // keeps lowering to exactly what it lowered to before.
 
 import (
-	"slices"
 
 	"github.com/procage-go/procage/profile/sbpl"
 )
@@ -149,10 +148,5 @@ func v1Ancestors() []string {
 			set[a] = true
 		}
 	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
+	return sortedKeys(set)
 }

@@ -96,23 +96,28 @@ func secretsRules(home string) []sbpl.Rule {
 	if home == "" {
 		return rules
 	}
-	var filters []*sbpl.Filter
-	var protected []string
-	for _, p := range secretPaths {
-		if tree, ok := strings.CutSuffix(p, "/"); ok {
-			filters = append(filters, sbpl.Subpath(path.Join(home, tree)))
-			protected = append(protected, path.Join(home, tree))
-		} else {
-			filters = append(filters, sbpl.Literal(path.Join(home, p)))
-			protected = append(protected, path.Join(home, p))
-		}
-	}
+	filters, protected := homeTargets(home, secretPaths)
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: fileOps, Filters: filters,
 			Comment: "secrets: SSH, cloud, GnuPG, Kubernetes and Docker credentials, .netrc, the user's keychains (read, write, hard link, clone)"},
 	)
 	rules = append(rules, moveBlock(protected, "secrets")...)
 	return rules
+}
+
+// homeTargets turns names relative to home ("dir/" for a tree, otherwise
+// one file) into filters and the paths they protect.
+func homeTargets(home string, names []string) (filters []*sbpl.Filter, protected []string) {
+	for _, n := range names {
+		p := path.Join(home, strings.TrimSuffix(n, "/"))
+		if strings.HasSuffix(n, "/") {
+			filters = append(filters, sbpl.Subpath(p))
+		} else {
+			filters = append(filters, sbpl.Literal(p))
+		}
+		protected = append(protected, p)
+	}
+	return filters, protected
 }
 
 // moveBlock denies renaming or removing each directory between "/" and a
@@ -184,17 +189,7 @@ func trustHandoffRules(home string) []sbpl.Rule {
 	if home == "" {
 		return rules
 	}
-	var filters []*sbpl.Filter
-	var protected []string
-	for _, p := range startupFiles {
-		if tree, ok := strings.CutSuffix(p, "/"); ok {
-			filters = append(filters, sbpl.Subpath(path.Join(home, tree)))
-			protected = append(protected, path.Join(home, tree))
-		} else {
-			filters = append(filters, sbpl.Literal(path.Join(home, p)))
-			protected = append(protected, path.Join(home, p))
-		}
-	}
+	filters, protected := homeTargets(home, startupFiles)
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: ops, Filters: filters,
 			Comment: "trust-handoff: shell startup files, git's user config, launch agents (run at the next login or shell)"},

@@ -285,11 +285,7 @@ func linkRules(links []string) []sbpl.Rule {
 }
 
 func metadataRule(set map[string]bool, comment string) sbpl.Rule {
-	paths := make([]string, 0, len(set))
-	for p := range set {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
+	paths := sortedKeys(set)
 	r := sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read-metadata"}, Comment: comment}
 	for _, p := range paths {
 		r.Filters = append(r.Filters, sbpl.Literal(p))
@@ -337,9 +333,15 @@ func allowedOps(rules []sbpl.Rule) []string {
 			}
 		}
 	}
+	return sortedKeys(set)
+}
+
+// sortedKeys returns the members of a set in order, so profiles are
+// deterministic.
+func sortedKeys(set map[string]bool) []string {
 	out := make([]string, 0, len(set))
-	for op := range set {
-		out = append(out, op)
+	for k := range set {
+		out = append(out, k)
 	}
 	slices.Sort(out)
 	return out
