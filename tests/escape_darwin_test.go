@@ -6,7 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/profile"
@@ -39,9 +44,9 @@ func TestEscapeSecrets(t *testing.T) {
 	}
 }
 
-// TestEscapeTrustHandoff: inside a writable tree, a git hook cannot be
-// written.
-func TestEscapeTrustHandoff(t *testing.T) {
+// TestEscapeTrustHandoffGit (R-31): inside a writable tree, a git hook
+// cannot be written.
+func TestEscapeTrustHandoffGit(t *testing.T) {
 	requireUnsandboxed(t)
 	home := tempHome(t)
 	tree := filepath.Join(home, "project")
@@ -142,4 +147,139 @@ func TestEscapeCaseVariant(t *testing.T) {
 		o, e, err := run(t, c, "/bin/cat", filepath.Join(dir, n))
 		mustRefuse(t, "reading "+n, o, e, err)
 	}
+}
+
+// TestEscapeTrustHandoffShell (R-32): with the whole home writable, shell
+// startup files, git's user config and launch agents are not.
+func TestEscapeTrustHandoffShell(t *testing.T) {
+	requireUnsandboxed(t)
+	home := tempHome(t)
+	c := newCage(t, policy(t, profile.ReadWrite(home)), cage.WithHome(home))
+	if o, e, err := run(t, c, "/bin/sh", "-c", "echo ok > "+filepath.Join(home, "notes.txt")); err != nil {
+		t.Fatalf("writing an ordinary file in the writable home: %v (%s%s)", err, o, e)
+	}
+	for _, name := range []string{".zshrc", ".bash_profile", ".profile", ".gitconfig", "Library/LaunchAgents/evil.plist"} {
+		p := filepath.Join(home, name)
+		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Dir(p)+" 2>/dev/null; echo evil >> "+p)
+		mustRefuse(t, "writing "+name, o, e, err)
+	}
+}
+
+// TestEscapeSetuidExec (R-5): a setuid program cannot be run from a cage,
+// whatever the profile allows (the kernel's forbidden-exec-sugid).
+func TestEscapeSetuidExec(t *testing.T) {
+	requireUnsandboxed(t)
+	st, err := os.Stat("/bin/ps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&os.ModeSetuid == 0 {
+		t.Fatalf("/bin/ps is not setuid on this release (%v); pick another setuid program for this canary", st.Mode())
+	}
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	o, e, err := run(t, c, "/bin/sh", "-c", "/bin/ps -p $$")
+	mustRefuse(t, "running the setuid /bin/ps", o, e, err)
+}
+
+// TestEscapeSpecificAllow (R-38): a Seatbelt-layer allow naming a specific
+// operation does not beat the secrets class, which names it too.
+func TestEscapeSpecificAllow(t *testing.T) {
+	requireUnsandboxed(t)
+	home := tempHome(t)
+	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "KEY")
+	c := newCage(t, policy(t, profile.Read(home),
+		profile.Seatbelt(fmt.Sprintf(`(allow file-read-data file-read-metadata (subpath %q))`, home))),
+		cage.WithHome(home))
+	o, e, err := run(t, c, "/bin/cat", filepath.Join(home, ".ssh", "id_ed25519"))
+	mustRefuse(t, "reading a key under a specific allow", o, e, err)
+}
+
+// TestEscapeTIOCSTI (R-35): in the default new session, the child cannot
+// push input into the terminal it was given (TIOCSTI needs the controlling
+// terminal).
+func TestEscapeTIOCSTI(t *testing.T) {
+	requireUnsandboxed(t)
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	// TIOCPTYGRANT _IO('t', 84), TIOCPTYUNLK _IO('t', 82), TIOCPTYGNAME
+	// _IOC(IOC_OUT, 't', 83, 128) [confirmed: xnu bsd/sys/ttycom.h].
+	fd := int(master.Fd())
+	if err := unix.IoctlSetInt(fd, 0x20007454, 0); err != nil {
+		t.Fatalf("TIOCPTYGRANT: %v", err)
+	}
+	if err := unix.IoctlSetInt(fd, 0x20007452, 0); err != nil {
+		t.Fatalf("TIOCPTYUNLK: %v", err)
+	}
+	name := make([]byte, 128)
+	//lint:ignore SA1019 x/sys has no wrapper for TIOCPTYGNAME's 128-byte out buffer; a test-only direct call
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), 0x40807453, uintptr(unsafe.Pointer(&name[0]))); e != 0 {
+		t.Fatalf("TIOCPTYGNAME: %v", e)
+	}
+	slavePath := string(name[:indexNUL(name)])
+	slave, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slave.Close()
+
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	ctx := t.Context()
+	cmd := c.Command(ctx, "/usr/bin/perl", "-e",
+		// TIOCSTI is _IOW('t', 114, char) [confirmed: xnu bsd/sys/ttycom.h].
+		`ioctl(STDIN, 0x80017472, "X") or die "TIOCSTI: $!\n"; print "injected\n"`)
+	cmd.Stdin = slave
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	if err == nil || strings.Contains(out.String(), "injected") {
+		t.Fatalf("TIOCSTI succeeded from a cage (stdout %q, stderr %q)", out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "TIOCSTI:") {
+		t.Fatalf("the child failed before trying TIOCSTI: %v %q", err, errb.String())
+	}
+	// Nothing may have reached the terminal's input queue.
+	if err := master.SetReadDeadline(time.Now().Add(200 * time.Millisecond)); err == nil {
+		buf := make([]byte, 16)
+		if n, _ := master.Read(buf); n > 0 && strings.Contains(string(buf[:n]), "X") {
+			t.Fatalf("injected input reached the terminal: %q", buf[:n])
+		}
+	}
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// TestEscapeContainerEngine (R-34): with the network on and the socket
+// even listed by the policy, a container engine's socket stays
+// unreachable: the service-manager class overrides the allow.
+func TestEscapeContainerEngine(t *testing.T) {
+	requireUnsandboxed(t)
+	// A short home: a Unix socket path must fit in 104 bytes.
+	home, err := os.MkdirTemp("/private/tmp", "pc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	sock := filepath.Join(home, ".docker", "run", "docker.sock")
+	if err := os.MkdirAll(filepath.Dir(sock), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := newCage(t, policy(t, profile.Network(profile.NetworkOn), profile.UnixSocket(sock)), cage.WithHome(home))
+	o, e, err := run(t, c, "/usr/bin/perl", "-MIO::Socket::UNIX", "-e",
+		fmt.Sprintf(`IO::Socket::UNIX->new(Peer => "%s") or die "$!\n"`, sock))
+	mustRefuse(t, "connecting to Docker's socket", o, e, err)
 }
