@@ -6,7 +6,6 @@ package profile
 // keeps lowering to exactly what it lowered to before.
 
 import (
-
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
