@@ -2,6 +2,7 @@ package profile
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/procage-go/procage/profile/sbpl"
@@ -9,13 +10,24 @@ import (
 
 // Reasons a path is refused by [CheckPath].
 var (
+	ErrPathTooLong     = fmt.Errorf("path is longer than %d bytes, the longest path macOS resolves (MAXPATHLEN)", MaxPathLen)
 	ErrPathNotAbsolute = errors.New("path is not absolute")
 	ErrPathNotClean    = errors.New("path is not normalised (no \".\", \"..\", \"//\" or trailing slash)")
 )
 
+// MaxPathLen is the longest path the macOS kernel looks up: MAXPATHLEN,
+// 1024 bytes including the terminating NUL [confirmed: xnu bsd/sys/param.h,
+// bsd/sys/syslimits.h PATH_MAX]. A longer policy path could never match,
+// and would only make the profile large.
+const MaxPathLen = 1023
+
 // CheckPath reports whether path can be used in a policy: absolute,
-// normalised, and representable in SBPL (no NUL, valid UTF-8).
+// normalised, at most MaxPathLen bytes, and representable in SBPL (no NUL,
+// valid UTF-8).
 func CheckPath(path string) error {
+	if len(path) > MaxPathLen {
+		return ErrPathTooLong
+	}
 	if err := sbpl.CheckString(path); err != nil {
 		return err
 	}

@@ -25,6 +25,9 @@ func TestCheckPath(t *testing.T) {
 		{"/usr/../etc", ErrPathNotClean},
 		{"/a\x00b", sbpl.ErrNUL},
 		{"/\xff", sbpl.ErrInvalidUTF8},
+		{"/" + strings.Repeat("a", MaxPathLen-1), nil},
+		{"/" + strings.Repeat("a", MaxPathLen), ErrPathTooLong},
+		{strings.Repeat("/a", MaxPathLen), ErrPathTooLong},
 	}
 	for _, tt := range tests {
 		if err := CheckPath(tt.path); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
