@@ -61,9 +61,9 @@ func processAccessRules() []sbpl.Rule {
 		{Effect: sbpl.Deny, Ops: []string{"process-info*"}, Filters: []*sbpl.Filter{notSameSandbox()},
 			Comment: "R-25: information on processes outside the run (proc_info, proc_pidpath, listing pids); the run's own stay readable"},
 		{Effect: sbpl.Deny, Ops: []string{"signal"}, Filters: []*sbpl.Filter{notSameSandbox()},
-			Comment: "R-25: signals to processes outside the run (sbpl.md §10)"},
+			Comment: "R-25: signals to processes outside the run (Codex base policy, sandbox-runtime)"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-priv-task-port", "mach-task*"}, Filters: []*sbpl.Filter{notSameSandbox()},
-			Comment: "R-25: task ports of processes outside the run (task_for_pid, task_name_for_pid; sbpl.md §10)"},
+			Comment: "R-25: task ports of processes outside the run (task_for_pid, task_name_for_pid; Codex base policy)"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name-prefix", "com.apple.sysmond")},
 			Comment: "R-25: sysmond lists every process for pgrep and ps (openai/codex#23505)"},
 		{Effect: sbpl.Deny, Ops: []string{"file-write-setugid"},
@@ -91,7 +91,7 @@ func secretsRules(home string) []sbpl.Rule {
 		{Effect: sbpl.Deny, Ops: fileOps, Filters: []*sbpl.Filter{sbpl.Subpath("/Library/Keychains")},
 			Comment: "secrets: the system keychains"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: keychainServices,
-			Comment: "secrets: securityd and secd hand out keychain items (field-reports.md §6)"},
+			Comment: "secrets: securityd and secd hand out keychain items (anthropics/claude-code#44195, LeGambiArt/arapuca#52)"},
 	}
 	if home == "" {
 		return rules
@@ -212,7 +212,7 @@ func socketRules(paths []string, re string) []sbpl.Rule {
 	}
 	return []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"network-outbound"}, Filters: sockets,
-			Comment: "R-34: connect() to a container engine's socket is network-outbound; file rules alone do not stop it (sbpl.md §9)"},
+			Comment: "R-34: connect() to a container engine's socket is network-outbound; file rules alone do not stop it (Nix, nono, Codex seatbelt.rs)"},
 		{Effect: sbpl.Deny, Ops: []string{"file-read*", "file-write*"}, Filters: files,
 			Comment: "R-34: the container engines' socket files themselves, at the operations a socket grant names"},
 	}
@@ -232,7 +232,7 @@ func colimaSocketRegex(home string) string {
 func serviceManagerRules(home string) []sbpl.Rule {
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"lsopen", "appleevent-send"},
-			Comment: "service-manager: Launch Services open and Apple events start programs outside the sandbox (field-reports.md §7)"},
+			Comment: "service-manager: Launch Services open and Apple events start programs outside the sandbox (agent-safehouse#181, gemini-cli#28423)"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
 			sbpl.F("global-name", "com.apple.coreservices.launchservicesd"),
 			sbpl.F("global-name-prefix", "com.apple.lsd."),

@@ -156,7 +156,10 @@ func Lower(p Policy, env Env) (*Plan, error) {
 }
 
 // headerRules are (deny default), the default-open stragglers, and what the
-// forked child still does after applying the profile.
+// forked child still does after applying the profile: the confirm and
+// consume Sandbox calls. It lists its descriptors before applying, and
+// marking them close-on-exec (fcntl) and exec are not sandbox-gated beyond
+// process-exec, which the base and policy grant.
 func headerRules() []sbpl.Rule {
 	return []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"default"}},
@@ -164,12 +167,10 @@ func headerRules() []sbpl.Rule {
 			Comment: "(deny default) leaves these open (Chromium renderer.sb, crbug 799149; Apple Security profiles)"},
 		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
 			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 2))},
-			Comment: "the child confirms it is sandboxed (Sandbox call 2) after applying; go-fork.md §9"},
+			Comment: "the child confirms it is sandboxed (Sandbox call 2) after applying; deny-default policies elsewhere allow exactly this call"},
 		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
 			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 6))},
-			Comment: "the child consumes grant tokens (Sandbox call 6); works after deny default per Chromium's extension test"},
-		{Effect: sbpl.Allow, Ops: []string{"process-info-pidinfo"}, Filters: []*sbpl.Filter{sbpl.F("target", sbpl.Sym("self"))},
-			Comment: "the child lists its own descriptors (proc_info PROC_PIDLISTFDS) before marking them close-on-exec"},
+			Comment: "the child consumes grant tokens (Sandbox call 6); Chromium's seatbelt_extension_unittest consumes under (deny default)"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionRead)},
 			Comment: "read grants bound per spawn as sandbox extensions"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionReadWrite)},
@@ -224,7 +225,7 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 			local = append(local, sbpl.F("local", sbpl.Sym("ip"), a))
 		}
 		rules = append(rules,
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "loopback only: remote filters on outbound (sbpl.md §9)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "loopback only: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: local, Comment: "listen on loopback"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
 		)
@@ -236,7 +237,7 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
 				sbpl.F("global-name", "com.apple.dnssd.service"), sbpl.F("global-name", "com.apple.SystemConfiguration.DNSConfiguration"),
 				sbpl.F("global-name", "com.apple.SystemConfiguration.configd"), sbpl.F("global-name", "com.apple.trustd"), sbpl.F("global-name", "com.apple.trustd.agent"),
-			}, Comment: "DNS and TLS trust evaluation (sbpl.md §12: Nix, agent-safehouse, Codex network policy)"},
+			}, Comment: "DNS and TLS trust evaluation (Nix, agent-safehouse, Codex network policy)"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: []*sbpl.Filter{sbpl.F("remote", sbpl.Sym("unix-socket"), sbpl.F("path-literal", "/private/var/run/mDNSResponder"))}, Comment: "the DNS resolver's socket"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{
 				sbpl.Literal("/private/etc/hosts"), sbpl.Literal("/private/etc/resolv.conf"), sbpl.Literal("/private/var/run/resolv.conf"), sbpl.Subpath("/private/etc/ssl"),
@@ -252,7 +253,7 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 			files = append(files, sbpl.Literal(path))
 		}
 		rules = append(rules,
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "allowed Unix sockets: connect() is network-outbound (sbpl.md §9)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "allowed Unix sockets: connect() is network-outbound (Nix, Codex seatbelt.rs)"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind"}, Filters: bind, Comment: "allowed Unix sockets: bind"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: files, Comment: "the socket files themselves, at matching specificity (agent-safehouse ssh.sb)"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_UNIX"))}, Comment: "create Unix sockets"},
