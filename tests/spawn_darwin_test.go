@@ -393,3 +393,30 @@ func BenchmarkPlainSpawn(b *testing.B) {
 		}
 	}
 }
+
+// TestPrivateTemp: WithPrivateTemp gives the run its own writable TMPDIR,
+// in the kernel's spelling, and removes it when the run ends.
+func TestPrivateTemp(t *testing.T) {
+	requireUnsandboxed(t)
+	c := newCage(t, policy(t), cage.WithPrivateTemp())
+	o, e, err := run(t, c, "/bin/sh", "-c", `echo private > "$TMPDIR/f" && cat "$TMPDIR/f" && echo "$TMPDIR"`)
+	if err != nil {
+		t.Fatalf("writing the private TMPDIR: %v (%s%s)", err, o, e)
+	}
+	lines := strings.Split(strings.TrimSpace(o), "\n")
+	if len(lines) != 2 || lines[0] != "private" {
+		t.Fatalf("output %q, want \"private\" and the directory", o)
+	}
+	dir := lines[1]
+	if !strings.HasPrefix(dir, "/private/") || !strings.Contains(filepath.Base(dir), "procage-run-") {
+		t.Errorf("TMPDIR %q is not a procage run directory in kernel spelling", dir)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the run's TMPDIR %s still exists after Wait (stat: %v)", dir, err)
+	}
+	// Another run gets another directory, and cannot see the first's.
+	o2, _, err := run(t, c, "/bin/sh", "-c", `echo "$TMPDIR"`)
+	if err != nil || strings.TrimSpace(o2) == dir {
+		t.Errorf("second run TMPDIR %q (err %v), first was %q", o2, err, dir)
+	}
+}
