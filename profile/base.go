@@ -92,7 +92,9 @@ func baseV1() []sbpl.Rule {
 	for _, n := range v1SysctlPrefixes {
 		sysctls = append(sysctls, sbpl.F("sysctl-name-prefix", n))
 	}
-	sameSandbox := []*sbpl.Filter{sbpl.F("target", sbpl.Sym("same-sandbox"))}
+	// self is named besides same-sandbox: whether same-sandbox covers the
+	// process itself is not documented [inferred] (Chromium: target self).
+	sameSandbox := []*sbpl.Filter{sbpl.F("target", sbpl.Sym("self")), sbpl.F("target", sbpl.Sym("same-sandbox"))}
 
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-map-executable"}, Filters: subpaths(v1DyldRoots),

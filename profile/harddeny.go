@@ -47,11 +47,15 @@ func hardDenyRules(c Class, home string) []sbpl.Rule {
 	return rules
 }
 
-// notSameSandbox matches a target process outside the run. require-not is
-// how Seatbelt spells "except": a later allow would be beaten by a deny
-// naming a more specific operation (sbpl.md §6).
+// notSameSandbox matches a target process outside the run: neither the
+// process itself nor one in its sandbox. require-not is how Seatbelt spells
+// "except": a later allow would be beaten by a deny naming a more specific
+// operation. self is named too because whether same-sandbox covers the
+// process itself is not documented [inferred]; Chromium writes (target self).
 func notSameSandbox() *sbpl.Filter {
-	return sbpl.F("require-not", sbpl.F("target", sbpl.Sym("same-sandbox")))
+	return sbpl.F("require-all",
+		sbpl.F("require-not", sbpl.F("target", sbpl.Sym("self"))),
+		sbpl.F("require-not", sbpl.F("target", sbpl.Sym("same-sandbox"))))
 }
 
 func processAccessRules() []sbpl.Rule {
