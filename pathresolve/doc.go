@@ -52,7 +52,8 @@
 // and the component at fault; test with errors.Is for [ErrNotAbsolute],
 // [ErrNotNormal], [ErrNUL], [ErrLoop] or the file system's error
 // (fs.ErrPermission, syscall.ENOTDIR, ...). A missing component is not an
-// error.
+// error, except under a ".." that a link target brings after it: the
+// kernel's lookup fails there (fs.ErrNotExist), and so does Resolve.
 //
 // # Limitations
 //

@@ -97,3 +97,31 @@ func TestOSPermission(t *testing.T) {
 		t.Fatalf("Resolve through a mode-0 directory = %v, want a *PathError with fs.ErrPermission", err)
 	}
 }
+
+// A link target with a trailing slash names a directory: the kernel fails
+// "file/" with ENOTDIR, and the resolver must not turn it into the file.
+// The expectation is taken from the host kernel, not hard-coded.
+func TestOSTrailingSlashTarget(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(base, "f"), nil, 0o644))
+	must(t, os.Mkdir(filepath.Join(base, "d"), 0o755))
+	must(t, os.Symlink("f/", filepath.Join(base, "tofile")))
+	must(t, os.Symlink("d/", filepath.Join(base, "todir")))
+	must(t, os.Symlink("missing/", filepath.Join(base, "tomissing")))
+
+	r := pathresolve.New(pathresolve.OS())
+	in := filepath.Join(base, "tofile")
+	if _, kerr := os.Stat(in); !errors.Is(kerr, syscall.ENOTDIR) {
+		t.Fatalf("host: stat(%q) = %v, want ENOTDIR", in, kerr)
+	}
+	if res, err := r.Resolve(in); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("Resolve(%q) = %q, %v; want ENOTDIR like the kernel", in, res.Path, err)
+	}
+	for name, want := range map[string]string{"todir": "d", "tomissing": "missing"} {
+		res, err := r.Resolve(filepath.Join(base, name))
+		if err != nil || res.Path != filepath.Join(base, want) {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", name, res.Path, err, filepath.Join(base, want))
+		}
+	}
+}

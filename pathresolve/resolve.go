@@ -250,11 +250,14 @@ func (w *walker) run(pending []string) error {
 		pending = pending[1:]
 		if len(w.missing) > 0 {
 			// Under a missing name nothing can be a link yet: keep the tail
-			// lexically. Once ".." climbs back to cur, lookups resume.
+			// lexically. A ".." there (only a link target can bring one)
+			// fails as the kernel's lookup does, with ENOENT at the missing
+			// name: applied lexically it would name a path the kernel
+			// never reaches, and an allow on it would be broader.
 			switch name {
 			case ".":
 			case "..":
-				w.missing = w.missing[:len(w.missing)-1]
+				return w.fail(join(w.cur, w.missing[0]), syscall.ENOENT)
 			default:
 				w.missing = append(w.missing, name)
 			}
@@ -297,7 +300,14 @@ func (w *walker) run(pending []string) error {
 			if target[0] == '/' {
 				w.cur = "/"
 			}
-			pending = append(split(target), pending...)
+			tcomps := split(target)
+			if strings.HasSuffix(target, "/") {
+				// A trailing slash demands a directory: "file/" is ENOTDIR
+				// to the kernel (POSIX path resolution; checked against
+				// linux). The "." makes the walk apply the directory check.
+				tcomps = append(tcomps, ".")
+			}
+			pending = append(tcomps, pending...)
 			w.res.Rewrites = append(w.res.Rewrites, Rewrite{
 				From: from, To: display(w.cur, pending), Reason: ReasonSymlink, Via: next,
 			})

@@ -1,11 +1,15 @@
 package libsandbox
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -86,6 +90,19 @@ func skipIfSandboxed(t *testing.T, l *Lib) {
 	if err != nil {
 		t.Fatalf("IsSandboxed(self) on %s: %v", osBuild(), err)
 	}
+	// Skip only when the raw call-2 self check agrees: a broken
+	// sandbox_check binding that always answered 1 would otherwise turn
+	// every check canary into a skip instead of a failure.
+	c := NewSelfCheck(os.Getpid())
+	r, _, errno := purego.SyscallN(l.MacSyscallAddr(),
+		uintptr(unsafe.Pointer(&PolicyName[0])), CallCheck, uintptr(c.Arg()))
+	runtime.KeepAlive(c)
+	if int32(r) != 0 {
+		t.Fatalf("raw call-2 self check on %s = %d (errno %d)", osBuild(), int32(r), errno)
+	}
+	if raw := *c.Result() != 0; raw != sandboxed {
+		t.Fatalf("sandbox_check says sandboxed=%v, raw call 2 says %v (result %d) on %s", sandboxed, raw, *c.Result(), osBuild())
+	}
 	if sandboxed {
 		t.Skip("the test process is already sandboxed (e.g. run under Codex or Claude Code): answers would reflect the outer sandbox")
 	}
@@ -128,5 +145,81 @@ func TestCanaryIssueExtension(t *testing.T) {
 	}
 	if _, err := NewConsume(tok); err != nil {
 		t.Errorf("NewConsume(token): %v", err)
+	}
+}
+
+// TestCanaryCheckDenies runs the checks against a process that really is
+// sandboxed. Against the unsandboxed test process every answer is "allowed",
+// so a wrong kernel filter kind, flag translation or result reading would
+// pass TestCanaryChecks vacuously; here a denial must be seen. The oracle is
+// /usr/bin/sandbox-exec, which still works unsandboxed on macOS 26
+// (libsandbox.md §10).
+func TestCanaryCheckDenies(t *testing.T) {
+	l := loadReal(t)
+	skipIfSandboxed(t, l)
+	const (
+		deniedName = "org.procage.canary.denied"
+		deniedPath = "/private/etc/hosts" // exists on every macOS
+	)
+	profile := fmt.Sprintf("(version 1)(allow default)"+
+		"(deny mach-lookup (global-name %q))(deny file-read-data (literal %q))", deniedName, deniedPath)
+	// sh prints only after sandbox-exec has applied the profile and exec'd
+	// it, so reading the line proves the pid is sandboxed (and alive).
+	cmd := exec.Command("/usr/bin/sandbox-exec", "-p", profile, "/bin/sh", "-c", "echo ready; exec /bin/sleep 60")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting sandbox-exec on %s: %v", osBuild(), err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err == nil && line != "ready\n" {
+			err = fmt.Errorf("read %q", line)
+		}
+		ready <- err
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatalf("sandbox-exec child on %s did not start: %v", osBuild(), err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("sandbox-exec child on %s did not start within 30s", osBuild())
+	}
+	pid := cmd.Process.Pid
+
+	if sb, err := l.IsSandboxed(pid); err != nil || !sb {
+		t.Errorf("IsSandboxed(sandbox-exec child) = %v, %v; want true", sb, err)
+	}
+	c := NewSelfCheck(pid)
+	r, _, errno := purego.SyscallN(l.MacSyscallAddr(),
+		uintptr(unsafe.Pointer(&PolicyName[0])), CallCheck, uintptr(c.Arg()))
+	runtime.KeepAlive(c)
+	if int32(r) != 0 || *c.Result() == 0 {
+		t.Errorf("raw call-2 check of the sandboxed child = %d (errno %d), result %d; want 0, non-zero", int32(r), errno, *c.Result())
+	}
+	for _, tc := range []struct {
+		op   string
+		ft   FilterType
+		arg  string
+		want bool
+	}{
+		{"mach-lookup", FilterGlobalName, deniedName, true},
+		{"mach-lookup", FilterGlobalName, deniedName + ".sibling", false},
+		{"file-read-data", FilterPath, deniedPath, true},
+		{"file-read-data", FilterPath, "/private/etc/shells", false},
+	} {
+		denied, err := l.Check(pid, tc.op, tc.ft, tc.arg, CheckNoReport)
+		if err != nil || denied != tc.want {
+			t.Errorf("Check(child, %s, filter %d, %q) on %s = %v, %v; want %v", tc.op, tc.ft, tc.arg, osBuild(), denied, err, tc.want)
+		}
 	}
 }

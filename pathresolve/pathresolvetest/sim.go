@@ -184,7 +184,13 @@ func (f *FS) walk(name string, followLast bool) (n, parent *node, err syscall.Er
 			if strings.HasPrefix(ch.target, "/") {
 				stack = stack[:1]
 			}
-			comps = append(split(ch.target), comps...)
+			tcomps := split(ch.target)
+			if strings.HasSuffix(ch.target, "/") {
+				// "file/" is ENOTDIR, as in the kernel: keep the slash's
+				// directory check as a "." component.
+				tcomps = append(tcomps, ".")
+			}
+			comps = append(tcomps, comps...)
 			continue
 		}
 		stack = append(stack, ch)
