@@ -122,7 +122,8 @@ func (cmd *Cmd) Start() error {
 // it, in rounds (see the package documentation), then waits for the
 // stdio copies and removes the run's private temporary directory. A
 // non-zero exit is an *exec.ExitError; a run ended by its context returns
-// the context's error.
+// the context's error. If processes of the run survive every kill round,
+// the error also wraps [ErrRunNotEnded] (test with errors.Is / errors.As).
 func (cmd *Cmd) Wait() error {
 	if cmd.run == nil {
 		return errors.New("cage: not started")

@@ -399,33 +399,47 @@ func (cmd *Cmd) wait() error {
 	r.mu.Lock()
 	ctxErr := r.ctxErr
 	r.mu.Unlock()
+	var primary error
 	switch {
 	case err != nil:
-		return err
+		primary = err
 	case ctxErr != nil:
-		return ctxErr
+		primary = ctxErr
 	case !state.Success():
-		return &exec.ExitError{ProcessState: state}
+		primary = &exec.ExitError{ProcessState: state}
 	case endErr != nil:
 		return endErr
+	default:
+		return copyErr
 	}
-	return copyErr
+	if endErr != nil {
+		// Processes of the run survived every kill round: never hide that
+		// behind the exit status or the context's error (ErrRunNotEnded is
+		// documented as returned by Wait). errors.Is/As still find both.
+		return errors.Join(primary, endErr)
+	}
+	return primary
 }
 
 func (cmd *Cmd) kill() error {
 	r := cmd.run
+	// Signal while holding r.mu: wait sets r.waited under r.mu before it
+	// reaps, so while r.waited is false and the lock is held the child
+	// cannot be reaped and -pid still names its session/group (until it is
+	// reaped the group id cannot be reused). Reading r.waited and unlocking
+	// before signalling left a window in which a concurrent Wait could reap
+	// the child and the pid be reused as another process group's id.
 	r.mu.Lock()
-	waited := r.waited
-	r.mu.Unlock()
-	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
+	err := cmd.Process.Kill()
+	if errors.Is(err, os.ErrProcessDone) {
+		err = nil
 	}
-	if !waited {
-		// The child leads its own session or group; until it is reaped
-		// the group id cannot be reused.
+	if !r.waited {
 		_ = unix.Kill(-r.pid, unix.SIGKILL)
 	}
-	return r.endMarked()
+	r.mu.Unlock()
+	// A failed direct kill must not skip the marker search.
+	return errors.Join(err, r.endMarked())
 }
 
 // endMarked kills every process carrying the run's marker.
@@ -547,15 +561,17 @@ var probeMarker = sync.OnceValue(func() error {
 	if err != nil {
 		return &UnsupportedError{OSBuild: build, What: "preparing the run-marker probe", Err: err}
 	}
+	// Look the library up before starting the child, so no return path
+	// leaves the probe child running and unreaped.
+	lib, err := libOrUnsupported()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := c.Command(ctx, "/bin/sleep", "60")
 	if err := cmd.startRun(nil); err != nil {
 		return &UnsupportedError{OSBuild: build, What: "starting the run-marker probe child", Err: err}
-	}
-	lib, err := libOrUnsupported()
-	if err != nil {
-		return err
 	}
 	md, sd, qerr := markerState(lib, cmd.Process.Pid, cmd.run.marker, siblingName())
 	_ = cmd.Kill()

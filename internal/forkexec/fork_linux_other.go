@@ -12,6 +12,7 @@ import (
 const vforkSupported = false
 
 //go:nosplit
+//go:norace
 func doFork(flags uintptr) (uintptr, syscall.Errno) {
 	if runtime.GOARCH == "s390x" {
 		// clone's first two arguments are swapped on s390x.

@@ -138,3 +138,20 @@ func TestStartRefusesUnsandboxed(t *testing.T) {
 	}
 	runTrue(t, trueAttr(t))
 }
+
+// TestConfirmIgnoresStaleResult: a confirm whose call succeeds without
+// writing its result slot fails closed even if the slot held a non-zero
+// value at fork; the child clears the slot before the call. getpid stands
+// in for a call that returns success and writes nothing.
+func TestConfirmIgnoresStaleResult(t *testing.T) {
+	a := trueAttr(t)
+	f, err := loadFns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := new(uint64)
+	*stale = 1
+	a.Calls = append(a.Calls, Call{step: StepConfirm, fn: f.getpid}.WithResult(stale))
+	_, err = Start(a)
+	wantStepError(t, err, StepConfirm, syscall.EPERM)
+}

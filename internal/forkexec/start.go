@@ -355,6 +355,12 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 			if c.pid != nil {
 				*c.pid = uint64(sysGetpid(fn))
 			}
+			// Fail closed: the result must come from this call, not from
+			// whatever the parent's slot held at fork (an integer store in
+			// the child's copy, no write barrier).
+			if c.result != nil {
+				*c.result = 0
+			}
 			err1 = rawCall6(c.fn, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
 			if err1 == 0 && c.result != nil && *c.result == 0 {
 				err1 = syscall.EPERM

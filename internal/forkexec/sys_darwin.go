@@ -159,23 +159,37 @@ func statusPipe(p *[2]int) error {
 // buffer returns (fd_nfiles + 20) * 8 bytes, a bound on every open fd
 // [confirmed: xnu bsd/kern/proc_info.c proc_pidfdlist].
 func prepareLocked(p *plan) error {
-	hint, _, _ := purego.SyscallN(p.fn.procPidinfo, uintptr(syscall.Getpid()), procPidListFDs, 0, 0, 0)
+	hint, _, errno := purego.SyscallN(p.fn.procPidinfo, uintptr(syscall.Getpid()), procPidListFDs, 0, 0, 0)
 	n := int(int32(hint)) / 8
-	if n < 0 {
-		n = 0
+	if n <= 0 {
+		// proc_pidinfo returns 0 on error [confirmed: xnu libproc.c]. Without
+		// the hint, pbound could fall below the highest open fd, and a child
+		// whose own listing also fails would leave those fds open for the
+		// target: refuse rather than fork.
+		return fmt.Errorf("forkexec: proc_pidinfo(PROC_PIDLISTFDS) size query failed: %w", syscall.Errno(errno))
 	}
 	p.os.list = make([]procFdinfo, n+64)
 	p.os.pbound = max(n, p.nextfd+len(p.fds)+2)
 	return nil
 }
 
+// Every helper below runs in the forked child, so each is nosplit (no stack
+// check: runtime_BeforeFork set stackguard0 to stackFork) and norace: with
+// -race the compiler otherwise inserts racefuncenter/racefuncexit and
+// raceread calls into them (seen with -gcflags=-S), which call into the race
+// runtime after fork. syscall/exec_libc2.go relies on the same rule: "The
+// calls to rawSyscall are okay because they are nosplit functions that do
+// not grow the stack and are not race instrumented (go:norace)".
+//
 //go:nosplit
+//go:norace
 func rawCall6(fn, a1, a2, a3, a4, a5, a6 uintptr) syscall.Errno {
 	_, _, e := rawSyscall6(fn, a1, a2, a3, a4, a5, a6)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func doFork(fn uintptr) (uintptr, syscall.Errno) {
 	r, _, e := rawSyscall(fn, 0, 0, 0)
 	if e != 0 {
@@ -185,12 +199,14 @@ func doFork(fn uintptr) (uintptr, syscall.Errno) {
 }
 
 //go:nosplit
+//go:norace
 func sysSetsid(f *fns) syscall.Errno {
 	_, _, e := rawSyscall(f.setsid, 0, 0, 0)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysSetpgid(f *fns) syscall.Errno {
 	_, _, e := rawSyscall(f.setpgid, 0, 0, 0)
 	return e
@@ -201,12 +217,14 @@ func sysSetpgid(f *fns) syscall.Errno {
 // Apple's variadic ABI requires [confirmed: Go 1.26 runtime/sys_darwin_arm64.s].
 //
 //go:nosplit
+//go:norace
 func sysSetfd(f *fns, fd int, flag uintptr) syscall.Errno {
 	_, _, e := rawSyscall(f.fcntl, uintptr(fd), syscall.F_SETFD, flag)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysDupCloexec(f *fns, oldfd, newfd int) syscall.Errno {
 	_, _, e := rawSyscall(f.dup2, uintptr(oldfd), uintptr(newfd), 0)
 	if e != 0 {
@@ -216,12 +234,14 @@ func sysDupCloexec(f *fns, oldfd, newfd int) syscall.Errno {
 }
 
 //go:nosplit
+//go:norace
 func sysDup(f *fns, oldfd, newfd int) syscall.Errno {
 	_, _, e := rawSyscall(f.dup2, uintptr(oldfd), uintptr(newfd), 0)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysChdir(f *fns, dir *byte) syscall.Errno {
 	_, _, e := rawSyscall(f.chdir, uintptr(unsafe.Pointer(dir)), 0, 0)
 	return e
@@ -230,29 +250,34 @@ func sysChdir(f *fns, dir *byte) syscall.Errno {
 // struct rlimit is {rlim_t cur, max} with 64-bit rlim_t.
 //
 //go:nosplit
+//go:norace
 func sysSetrlimit(f *fns, resource uintptr, lim *[2]uint64) syscall.Errno {
 	_, _, e := rawSyscall(f.setrlimit, resource, uintptr(unsafe.Pointer(lim)), 0)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysGetpid(f *fns) uintptr {
 	r, _, _ := rawSyscall(f.getpid, 0, 0, 0)
 	return uintptr(uint32(r))
 }
 
 //go:nosplit
+//go:norace
 func sysExecve(f *fns, path *byte, argv, envv **byte) syscall.Errno {
 	_, _, e := rawSyscall(f.execve, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(argv)), uintptr(unsafe.Pointer(envv)))
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysWrite(f *fns, fd int, b unsafe.Pointer, n uintptr) {
 	rawSyscall(f.write, uintptr(fd), uintptr(b), n)
 }
 
 //go:nosplit
+//go:norace
 func sysExit(f *fns, code int) {
 	rawSyscall(f.exit, uintptr(code), 0, 0)
 }
@@ -264,6 +289,7 @@ func sysExit(f *fns, code int) {
 // the parent's bound. It never loops to the (Go-raised) RLIMIT_NOFILE.
 //
 //go:nosplit
+//go:norace
 func cloexecList(p *plan, first int) {
 	var (
 		pid  uintptr
@@ -290,6 +316,7 @@ func cloexecList(p *plan, first int) {
 // close_range or closefrom [confirmed: xnu bsd/kern/syscalls.master]).
 //
 //go:nosplit
+//go:norace
 func cloexecMark(p *plan, first, _ int) syscall.Errno {
 	var (
 		i, fd int

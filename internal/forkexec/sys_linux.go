@@ -86,18 +86,21 @@ func prepareLocked(p *plan) error {
 }
 
 //go:nosplit
+//go:norace
 func rawCall6(trap, a1, a2, a3, a4, a5, a6 uintptr) syscall.Errno {
 	_, _, e := syscall.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysSetsid(*fns) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysSetpgid(*fns) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_SETPGID, 0, 0, 0)
 	return e
@@ -106,24 +109,28 @@ func sysSetpgid(*fns) syscall.Errno {
 // dup3 rather than dup2: arm64 and riscv64 have no dup2.
 //
 //go:nosplit
+//go:norace
 func sysDupCloexec(_ *fns, oldfd, newfd int) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_DUP3, uintptr(oldfd), uintptr(newfd), syscall.O_CLOEXEC)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysDup(_ *fns, oldfd, newfd int) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_DUP3, uintptr(oldfd), uintptr(newfd), 0)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysSetfd(_ *fns, fd int, flag uintptr) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETFD, flag)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysChdir(_ *fns, dir *byte) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(dir)), 0, 0)
 	return e
@@ -133,24 +140,28 @@ func sysChdir(_ *fns, dir *byte) syscall.Errno {
 // architecture, unlike setrlimit's per-arch struct rlimit.
 //
 //go:nosplit
+//go:norace
 func sysSetrlimit(_ *fns, resource uintptr, lim *[2]uint64) syscall.Errno {
 	_, _, e := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, 0, resource, uintptr(unsafe.Pointer(lim)), 0, 0, 0)
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysGetpid(*fns) uintptr {
 	r, _, _ := syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0)
 	return r
 }
 
 //go:nosplit
+//go:norace
 func sysExecve(_ *fns, path *byte, argv, envv **byte) syscall.Errno {
 	_, _, e := syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(argv)), uintptr(unsafe.Pointer(envv)))
 	return e
 }
 
 //go:nosplit
+//go:norace
 func sysWrite(_ *fns, fd int, b unsafe.Pointer, n uintptr) {
 	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(b), n)
 }
@@ -159,6 +170,7 @@ func sysWrite(_ *fns, fd int, b unsafe.Pointer, n uintptr) {
 // whole (single-threaded) process must end.
 //
 //go:nosplit
+//go:norace
 func sysExit(_ *fns, code int) {
 	syscall.RawSyscall(syscall.SYS_EXIT_GROUP, uintptr(code), 0, 0)
 }
@@ -166,6 +178,7 @@ func sysExit(_ *fns, code int) {
 // cloexecList is darwin's pre-apply listing; Linux marks in one call.
 //
 //go:nosplit
+//go:norace
 func cloexecList(*plan, int) {}
 
 // cloexecMark sets close-on-exec on every fd >= first: close_range with
@@ -174,6 +187,7 @@ func cloexecList(*plan, int) {}
 // a seccomp filter) it falls back to /proc/self/fd.
 //
 //go:nosplit
+//go:norace
 func cloexecMark(p *plan, first, _ int) syscall.Errno {
 	if !forceCloexecFallback {
 		_, _, e := syscall.RawSyscall(sysCloseRange, uintptr(first), uintptr(^uint32(0)), closeRangeCloexec)
@@ -189,6 +203,7 @@ func cloexecMark(p *plan, first, _ int) syscall.Errno {
 // loops fcntl up to the parent's soft RLIMIT_NOFILE.
 //
 //go:nosplit
+//go:norace
 //go:nocheckptr
 func cloexecProc(p *plan, first int) syscall.Errno {
 	var (
