@@ -420,3 +420,36 @@ func TestCageString(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedVerdict: a probe's verdict (success or unsupported) is kept; a
+// passing failure is not, so the probe runs again.
+func TestCachedVerdict(t *testing.T) {
+	transient := errors.New("too many open files")
+	answers := []error{transient, transient, &cage.UnsupportedError{OSBuild: "test", What: "no apply"}, nil}
+	calls := 0
+	probe := cage.CachedVerdict(func() error {
+		err := answers[calls]
+		calls++
+		return err
+	})
+	for i, want := range []error{transient, transient} {
+		if err := probe(); err != want {
+			t.Fatalf("call %d = %v, want the transient error", i, err)
+		}
+	}
+	for range 3 {
+		if err := probe(); !errors.Is(err, errors.ErrUnsupported) {
+			t.Fatalf("after the verdict: %v, want the cached UnsupportedError", err)
+		}
+	}
+	if calls != 3 {
+		t.Errorf("probe ran %d times, want 3 (two transient failures, then the verdict)", calls)
+	}
+	ok := cage.CachedVerdict(func() error { calls++; return nil })
+	calls = 0
+	ok()
+	ok()
+	if calls != 1 {
+		t.Errorf("a successful probe ran %d times, want once", calls)
+	}
+}

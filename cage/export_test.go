@@ -22,3 +22,6 @@ var (
 )
 
 func RunPrefix() string { return runPrefix }
+
+// CachedVerdict exposes the probes' caching rule to tests.
+var CachedVerdict = cachedVerdict

@@ -3,6 +3,7 @@ package cage
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 )
 
@@ -60,4 +61,26 @@ func markerVerdict(osBuild string, markerDenied, siblingDenied bool, err error) 
 		return &UnsupportedError{OSBuild: osBuild, What: "the run-marker query says a run's process allows a sibling name, so runs cannot be told apart"}
 	}
 	return nil
+}
+
+// cachedVerdict runs probe until it gives a verdict about this host
+// (success or an *UnsupportedError) and then keeps that answer; any other
+// error (a descriptor or process limit hit for a moment) is returned and the
+// probe runs again next time. Either way nothing runs unsandboxed.
+func cachedVerdict(probe func() error) func() error {
+	var mu sync.Mutex
+	var done bool
+	var verdict error
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			return verdict
+		}
+		err := probe()
+		if _, unsupported := errors.AsType[*UnsupportedError](err); err == nil || unsupported {
+			done, verdict = true, err
+		}
+		return err
+	}
 }

@@ -253,9 +253,13 @@ func (cmd *Cmd) startRun(grants []grant) (err error) {
 		go func() {
 			select {
 			case <-done:
-				r.mu.Lock()
-				r.ctxErr = cmd.ctx.Err()
-				r.mu.Unlock()
+				// As os/exec: report the context only if the kill reached a
+				// live child (not one that had already exited by itself).
+				if err := cmd.Process.Signal(syscall.Signal(0)); err == nil {
+					r.mu.Lock()
+					r.ctxErr = cmd.ctx.Err()
+					r.mu.Unlock()
+				}
 				_ = cmd.kill()
 			case <-r.done:
 			}
@@ -515,7 +519,7 @@ const probeProfile = `(version 1)
 
 // probeApply checks once per process that the in-child apply works: a
 // child of /usr/bin/true under probeProfile must not run its target.
-var probeApply = sync.OnceValue(func() error {
+var probeApply = cachedVerdict(func() error {
 	lib, err := libOrUnsupported()
 	if err != nil {
 		return err
@@ -538,6 +542,10 @@ var probeApply = sync.OnceValue(func() error {
 		Path: "/usr/bin/true", Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls,
 	})
 	runtime.KeepAlive(keep)
+	if _, ok := errors.AsType[*forkexec.StepError](err); err != nil && !ok {
+		// Not a verdict on the apply method (fork failed, say): not cached.
+		return fmt.Errorf("cage: starting the apply probe: %w", err)
+	}
 	var status syscall.WaitStatus
 	if err == nil {
 		status, err = forkexec.Wait(pid)
@@ -551,7 +559,7 @@ var probeApply = sync.OnceValue(func() error {
 // probeMarker checks once per process that a forking run's processes can
 // be found: a sleeping child of a forking policy must allow its marker and
 // deny the sibling name.
-var probeMarker = sync.OnceValue(func() error {
+var probeMarker = cachedVerdict(func() error {
 	build := osBuild()
 	pol, err := profile.New(profile.BaseV1, profile.Fork())
 	if err != nil {
@@ -571,6 +579,10 @@ var probeMarker = sync.OnceValue(func() error {
 	defer cancel()
 	cmd := c.Command(ctx, "/bin/sleep", "60")
 	if err := cmd.startRun(nil); err != nil {
+		if _, ok := errors.AsType[*ApplyError](err); !ok {
+			// Not a verdict (fork or a pipe failed): not cached.
+			return fmt.Errorf("cage: starting the run-marker probe: %w", err)
+		}
 		return &UnsupportedError{OSBuild: build, What: "starting the run-marker probe child", Err: err}
 	}
 	md, sd, qerr := markerState(lib, cmd.Process.Pid, cmd.run.marker, siblingName())
