@@ -100,9 +100,10 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		}
 	}
 	if c.comp != nil {
-		// A forking policy is compiled with placeholder parameters here only
-		// to report a rejected profile from New rather than from each spawn.
-		code, err := c.compile(placeholderParams(plan))
+		// A profile with per-spawn parameters (a forking or ExecTargetOnly
+		// policy) is compiled with placeholder values here only to report a
+		// rejected profile from New rather than from each spawn.
+		code, err := c.compile(c.spawnParams("/usr/bin/true", "org.procage.check.run"))
 		if err != nil {
 			return nil, err
 		}
@@ -113,10 +114,22 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	return c, nil
 }
 
-func placeholderParams(plan *profile.Plan) []libsandbox.Param {
+// spawnParams binds the plan's per-spawn parameters: the run prefix and
+// marker of a forking policy, and the target (kernel spelling) of an
+// ExecTargetOnly one. A plan without parameters binds none.
+func (c *Cage) spawnParams(target, marker string) []libsandbox.Param {
 	var ps []libsandbox.Param
-	for _, k := range plan.Params {
-		ps = append(ps, libsandbox.Param{Key: k, Value: "org.procage.check."})
+	for _, k := range c.plan.Params {
+		v := ""
+		switch k {
+		case profile.ParamRunPrefix:
+			v = runPrefix
+		case profile.ParamRunMarker:
+			v = marker
+		case profile.ParamExecTarget:
+			v = target
+		}
+		ps = append(ps, libsandbox.Param{Key: k, Value: v})
 	}
 	return ps
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -451,5 +452,49 @@ func TestCachedVerdict(t *testing.T) {
 	ok()
 	if calls != 1 {
 		t.Errorf("a successful probe ran %d times, want once", calls)
+	}
+}
+
+// TestExecTargetOnlyParams: an ExecTargetOnly policy binds the target per
+// spawn, in kernel spelling; New's early compile binds placeholders.
+func TestExecTargetOnlyParams(t *testing.T) {
+	comp := &countingCompiler{}
+	pol := mustPolicy(t, profile.ExecTargetOnly(), profile.Fork())
+	c, err := cage.New(pol, simOpts(t, cage.WithCompiler(comp))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.count() != 1 {
+		t.Fatalf("New compiled %d times, want 1", comp.count())
+	}
+	keys := func(ps []libsandbox.Param) map[string]string {
+		m := map[string]string{}
+		for _, p := range ps {
+			m[p.Key] = p.Value
+		}
+		return m
+	}
+	early := keys(comp.params[0])
+	if early[profile.ParamExecTarget] != "/usr/bin/true" || early[profile.ParamRunMarker] == "" {
+		t.Errorf("New's compile bound %v, want placeholder values for every parameter", early)
+	}
+	got := keys(c.SpawnParams("/private/tmp/tool", "m1"))
+	want := map[string]string{profile.ParamExecTarget: "/private/tmp/tool", profile.ParamRunPrefix: cage.RunPrefix(), profile.ParamRunMarker: "m1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SpawnParams (-want +got):\n%s", diff)
+	}
+
+	// Start resolves the target as the kernel sees it before anything runs.
+	cmd := c.Command(context.Background(), "/tmp/tool")
+	_ = cmd.Start() // unsupported off macOS; on macOS the probe would run first
+	if runtime.GOOS != "darwin" && cmd.ExecTarget() != "/private/tmp/tool" {
+		t.Errorf("target bound as %q, want /private/tmp/tool", cmd.ExecTarget())
+	}
+	plainCage, err := cage.New(mustPolicy(t), simOpts(t, cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain := keys(plainCage.SpawnParams("/x", "m")); len(plain) != 0 {
+		t.Errorf("a policy without per-spawn parameters binds %v", plain)
 	}
 }

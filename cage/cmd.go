@@ -53,9 +53,10 @@ type Cmd struct {
 	// Err is a lookup error from Command, returned by Start.
 	Err error
 
-	cage *Cage
-	ctx  context.Context
-	run  *run // per-OS state of a started run
+	cage       *Cage
+	ctx        context.Context
+	run        *run   // per-OS state of a started run
+	execTarget string // the target's kernel spelling, for ExecTargetOnly
 }
 
 // Command returns a Cmd that runs name with args inside the cage. A name
@@ -113,6 +114,18 @@ func (cmd *Cmd) Start() error {
 	grants, err := cmd.cage.resolveGrants(cmd.Grants)
 	if err != nil {
 		return err
+	}
+	if cmd.cage.policy.ExecTargetOnly() {
+		// The profile names the target as the kernel sees it.
+		r, err := cmd.cage.grantResolver()
+		if err != nil {
+			return err
+		}
+		res, err := r.Resolve(cmd.Path)
+		if err != nil {
+			return fmt.Errorf("cage: resolving the target: %w", err)
+		}
+		cmd.execTarget = res.Path
 	}
 	return cmd.start(grants)
 }
@@ -221,13 +234,12 @@ type grant struct {
 // volumes. Grants resolve through the cage's file-system view if WithFS
 // set one, else through a fresh host resolver, so later changes are seen.
 func (c *Cage) resolveGrants(gs []Grant) ([]grant, error) {
-	r := c.resolver
-	if !c.cfg.fsSet {
-		fl, err := pathresolve.HostFirmlinks()
-		if err != nil {
-			return nil, fmt.Errorf("cage: reading the host's firmlinks: %w", err)
-		}
-		r = pathresolve.New(pathresolve.OS(), pathresolve.WithFirmlinks(fl))
+	if len(gs) == 0 {
+		return nil, nil
+	}
+	r, err := c.grantResolver()
+	if err != nil {
+		return nil, err
 	}
 	var out []grant
 	for _, g := range gs {
@@ -245,4 +257,18 @@ func (c *Cage) resolveGrants(gs []Grant) ([]grant, error) {
 		out = append(out, grant{path: res.Path, class: class})
 	}
 	return out, nil
+}
+
+// grantResolver resolves paths named at spawn time (grants, the target):
+// through the cage's file-system view if WithFS set one, else through a
+// fresh host resolver, so changes since New are seen.
+func (c *Cage) grantResolver() (*pathresolve.Resolver, error) {
+	if c.cfg.fsSet {
+		return c.resolver, nil
+	}
+	r, err := pathresolve.NewHost()
+	if err != nil {
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return r, nil
 }

@@ -24,10 +24,11 @@
 // own volumes are only described (no Seatbelt will enforce the plan there),
 // so the refusal applies to a simulated view given with [WithFS].
 //
-// A non-forking policy is compiled once per cage and the bytecode reused
-// for every spawn. A forking policy ([profile.Fork]) binds a per-run marker
-// as a profile parameter, and parameters are consumed by the compiler, so
-// it is compiled on every spawn.
+// A policy is compiled once per cage and the bytecode reused for every
+// spawn, unless its profile has per-spawn parameters: a forking policy
+// ([profile.Fork]) binds a per-run marker and an [profile.ExecTargetOnly]
+// policy binds the target's path, and parameters are consumed by the
+// compiler, so such a policy is compiled on every spawn.
 //
 // New, Plan and Rewrites work on every OS, so a service can inspect a plan
 // anywhere; [WithFS] resolves paths through a simulated macOS file system.

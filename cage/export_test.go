@@ -1,5 +1,7 @@
 package cage
 
+import "github.com/procage-go/procage/internal/libsandbox"
+
 // Test hooks: a fake compiler and sandbox check, so the refusal paths and
 // the compile count run on any OS.
 
@@ -25,3 +27,11 @@ func RunPrefix() string { return runPrefix }
 
 // CachedVerdict exposes the probes' caching rule to tests.
 var CachedVerdict = cachedVerdict
+
+// SpawnParams and ExecTarget expose what a spawn binds, so the binding is
+// tested where nothing can spawn.
+func (c *Cage) SpawnParams(target, marker string) []libsandbox.Param {
+	return c.spawnParams(target, marker)
+}
+
+func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }

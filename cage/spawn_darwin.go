@@ -156,7 +156,7 @@ func (cmd *Cmd) start(grants []grant) error {
 	if err := probeApply(); err != nil {
 		return err
 	}
-	if len(cmd.cage.plan.Params) > 0 {
+	if cmd.cage.policy.Forking() {
 		if err := probeMarker(); err != nil {
 			return err
 		}
@@ -172,7 +172,6 @@ func (cmd *Cmd) startRun(grants []grant) (err error) {
 	if err != nil {
 		return err
 	}
-	forking := len(c.plan.Params) > 0
 	r := &run{done: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -196,12 +195,12 @@ func (cmd *Cmd) startRun(grants []grant) (err error) {
 	env := environ(c.cfg.env, cmd.Env, os.Environ(), extraEnv...)
 
 	code := c.bytecode
-	if forking {
-		r.marker = newMarker()
-		code, err = c.compile([]libsandbox.Param{
-			{Key: profile.ParamRunPrefix, Value: runPrefix},
-			{Key: profile.ParamRunMarker, Value: r.marker},
-		})
+	if len(c.plan.Params) > 0 {
+		// Per-spawn parameters are consumed by the compiler: compile now.
+		if c.policy.Forking() {
+			r.marker = newMarker()
+		}
+		code, err = c.compile(c.spawnParams(cmd.execTarget, r.marker))
 		if err != nil {
 			return err
 		}

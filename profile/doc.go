@@ -14,7 +14,9 @@
 // [FS] with a [Literal] file or a [Subpath] tree; write implies read), the
 // network ([NetworkOff] by default, [NetworkLoopback] with optional ports,
 // [NetworkOn]), allowed Unix sockets and Mach services, whether the target
-// may fork, waivers of hard-deny classes, and raw Seatbelt-layer rules
+// may fork ([Fork]) and which programs it may execute (the base's system
+// programs and [Exec] trees, or with [ExecTargetOnly] none but itself),
+// waivers of hard-deny classes, and raw Seatbelt-layer rules
 // ([Seatbelt]) that are parsed and validated at construction, so a typo
 // fails here rather than in a child. Paths must be absolute and normalised.
 // A policy has a versioned JSON form ([ParseJSON], [Policy.MarshalJSON]).

@@ -40,6 +40,12 @@ func TestGoldenLower(t *testing.T) {
 			env:    Env{Home: testHome},
 			reason: "a forking policy ends with the run-marker block bound per spawn; Seatbelt-layer rules sit between the policy and the hard-deny tier",
 		},
+		{
+			name:   "exec-target-only.sb",
+			opts:   []Option{ExecTargetOnly(), ReadWrite("/Users/alice/project"), Exec("/opt/homebrew/bin")},
+			env:    Env{Home: testHome},
+			reason: "only the spawn's target may be executed: one deny after every exec allow, its target bound per spawn",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

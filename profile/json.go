@@ -22,6 +22,7 @@ type jsonPolicy struct {
 	UnixSockets []string     `json:"unix_sockets,omitempty"`
 	MachLookup  []string     `json:"mach_lookup,omitempty"`
 	Fork        bool         `json:"fork,omitempty"`
+	ExecOnly    bool         `json:"exec_target_only,omitempty"`
 	Waive       []string     `json:"waive,omitempty"`
 	Seatbelt    []string     `json:"seatbelt,omitempty"`
 }
@@ -42,7 +43,7 @@ func (p Policy) MarshalJSON() ([]byte, error) {
 	if !p.validated {
 		return nil, errors.New("profile: cannot marshal a zero Policy; build policies with profile.New")
 	}
-	j := jsonPolicy{Version: JSONVersion, Base: p.base.String(), UnixSockets: p.sockets, MachLookup: p.mach, Fork: p.fork, Seatbelt: p.seatSrc}
+	j := jsonPolicy{Version: JSONVersion, Base: p.base.String(), UnixSockets: p.sockets, MachLookup: p.mach, Fork: p.fork, ExecOnly: p.execOnly, Seatbelt: p.seatSrc}
 	for _, r := range p.fs {
 		jr := jsonFSRule{}
 		for _, a := range []Access{AccessRead, AccessWrite, AccessExec} {
@@ -144,6 +145,9 @@ func ParseJSON(r io.Reader) (Policy, error) {
 	if j.Fork {
 		opts = append(opts, Fork())
 	}
+	if j.ExecOnly {
+		opts = append(opts, ExecTargetOnly())
+	}
 	for i, w := range j.Waive {
 		c, err := parseClass(w)
 		if err != nil {
@@ -184,6 +188,6 @@ func jsonError(err error) error {
 func (p Policy) Equal(q Policy) bool {
 	return p.base == q.base && slices.Equal(p.fs, q.fs) && p.network == q.network &&
 		slices.Equal(p.ports, q.ports) && slices.Equal(p.sockets, q.sockets) &&
-		slices.Equal(p.mach, q.mach) && p.fork == q.fork && slices.Equal(p.waived, q.waived) &&
+		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) &&
 		slices.Equal(p.seatSrc, q.seatSrc) && p.validated == q.validated
 }

@@ -13,7 +13,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	p, err := New(BaseV1,
 		Read("/usr/share"), ReadWrite("/private/tmp/work"), FS(AccessRead|AccessExec, Literal, "/opt/bin/tool"),
 		Network(NetworkLoopback, 8080), UnixSocket("/private/var/run/x.sock"), MachLookup("com.apple.trustd"),
-		Fork(), Waive(ProcessAccess), Seatbelt(`(allow sysctl-read (sysctl-name "kern.ostype"))`))
+		Fork(), ExecTargetOnly(), Waive(ProcessAccess), Seatbelt(`(allow sysctl-read (sysctl-name "kern.ostype"))`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"version":1,"base":"v1","fs":[{"access":["read","exec"],"literal":"/opt/bin/tool"},{"access":["read","write"],"subpath":"/private/tmp/work"},{"access":["read"],"subpath":"/usr/share"}],"network":{"mode":"loopback","ports":[8080]},"unix_sockets":["/private/var/run/x.sock"],"mach_lookup":["com.apple.trustd"],"fork":true,"waive":["process-access"],"seatbelt":["(allow sysctl-read (sysctl-name \"kern.ostype\"))"]}`
+	const want = `{"version":1,"base":"v1","fs":[{"access":["read","exec"],"literal":"/opt/bin/tool"},{"access":["read","write"],"subpath":"/private/tmp/work"},{"access":["read"],"subpath":"/usr/share"}],"network":{"mode":"loopback","ports":[8080]},"unix_sockets":["/private/var/run/x.sock"],"mach_lookup":["com.apple.trustd"],"fork":true,"exec_target_only":true,"waive":["process-access"],"seatbelt":["(allow sysctl-read (sysctl-name \"kern.ostype\"))"]}`
 	if diff := cmp.Diff(want, string(data)); diff != "" {
 		t.Errorf("Marshal (-want +got):\n%s", diff)
 	}
@@ -53,6 +53,7 @@ func TestJSONErrors(t *testing.T) {
 		{`{"version":1,"base":"v1","network":{"mode":"wifi"}}`, "network.mode", "unknown network mode"},
 		{`{"version":1,"base":"v1","network":{"mode":"on","ports":[1]}}`, "network.ports", "loopback mode only"},
 		{`{"version":1,"base":"v1","fork":"yes"}`, "fork", "want a JSON bool"},
+		{`{"version":1,"base":"v1","exec_target_only":1}`, "exec_target_only", "want a JSON bool"},
 		{`{"version":1,"base":"v1","waive":["all"]}`, "waive[0]", "unknown hard-deny class"},
 		{`{"version":1,"base":"v1","seatbelt":["(allow nope)"]}`, "seatbelt[0]", "unknown operation"},
 		{`{"version":1,"base":"v1","mach_lookup":["a b"]}`, "mach_lookup[0]", "without spaces"},

@@ -14,10 +14,12 @@ import (
 // profiles (sbpl.md §8), so the count is checked before compiling.
 const DefaultLimit = 2000
 
-// Parameter names bound per spawn in a forking policy's run-marker block.
+// Parameter names bound per spawn: a forking policy's run-marker block,
+// and the target of an ExecTargetOnly policy.
 const (
-	ParamRunPrefix = "PROCAGE_RUN_PREFIX" // random per parent process
-	ParamRunMarker = "PROCAGE_RUN_MARKER" // unique per run, starts with the prefix
+	ParamRunPrefix  = "PROCAGE_RUN_PREFIX"  // random per parent process
+	ParamRunMarker  = "PROCAGE_RUN_MARKER"  // unique per run, starts with the prefix
+	ParamExecTarget = "PROCAGE_EXEC_TARGET" // the target's path, kernel spelling
 )
 
 // Layer names, in the order they appear in a lowered profile.
@@ -27,6 +29,7 @@ const (
 	LayerPolicy   = "policy"
 	LayerLinks    = "links"
 	LayerSeatbelt = "seatbelt"
+	LayerExec     = "exec-target-only"
 	LayerHardDeny = "hard-deny"
 	LayerMarker   = "run-marker"
 )
@@ -130,6 +133,11 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		}
 		add(LayerSeatbelt, r)
 	}
+	var params []string
+	if p.execOnly {
+		add(LayerExec, execOnlyRules(allowedOps(rules))...)
+		params = append(params, ParamExecTarget)
+	}
 	allowed = allowedOps(rules)
 	for _, c := range Classes() {
 		if p.Waived(c) {
@@ -140,10 +148,9 @@ func Lower(p Policy, env Env) (*Plan, error) {
 			add(LayerHardDeny, r)
 		}
 	}
-	var params []string
 	if p.fork {
 		add(LayerMarker, markerRules()...)
-		params = []string{ParamRunPrefix, ParamRunMarker}
+		params = append(params, ParamRunPrefix, ParamRunMarker)
 	}
 	if len(rules) > limit {
 		return nil, &LimitError{Rules: len(rules), Limit: limit}
@@ -304,6 +311,21 @@ func ancestorsOf(path string) []string {
 		out = append(out, "/")
 	}
 	return out
+}
+
+// execOnlyRules deny executing anything but the spawn's target. The deny
+// comes after every allow of process-exec* and names the specific exec
+// operations they name. It also covers the #! interpreter check: an
+// interpreter is another program, so a script target needs a policy
+// without ExecTargetOnly (re-allowing interpreters would broaden the
+// policy: any #! line would name an executable path).
+func execOnlyRules(allowed []string) []sbpl.Rule {
+	return []sbpl.Rule{{
+		Effect:  sbpl.Deny,
+		Ops:     withSpecific([]string{"process-exec*"}, allowed),
+		Filters: []*sbpl.Filter{sbpl.F("require-not", sbpl.F("literal", sbpl.Param(ParamExecTarget)))},
+		Comment: "exec target only: no program but this spawn's target",
+	}}
 }
 
 // markerRules mark every process of a run: the profile denies every Mach

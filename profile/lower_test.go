@@ -81,6 +81,27 @@ func TestLowerNonForkingHasNoMarker(t *testing.T) {
 	}
 }
 
+// TestLowerExecTargetOnly: the exec layer comes after every exec allow,
+// names the specific exec operations they name, and binds the target per
+// spawn.
+func TestLowerExecTargetOnly(t *testing.T) {
+	p := mustNew(t, ExecTargetOnly(), Exec("/opt/tools"), Seatbelt(`(allow process-exec-interpreter (subpath "/opt/scripts"))`), Fork())
+	plan := mustLower(t, p, Env{})
+	want := []string{LayerHeader, LayerBase, LayerPolicy, LayerLinks, LayerSeatbelt, LayerExec, LayerHardDeny, LayerMarker}
+	if diff := cmp.Diff(want, layers(plan.Profile)); diff != "" {
+		t.Errorf("layers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{ParamExecTarget, ParamRunPrefix, ParamRunMarker}, plan.Params); diff != "" {
+		t.Errorf("Params (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(plan.Text(), `(deny process-exec* process-exec-interpreter (require-not (literal (param "PROCAGE_EXEC_TARGET"))))`) {
+		t.Errorf("no exec-target-only deny naming the interpreter check:\n%s", plan.Text())
+	}
+	if mustLower(t, mustNew(t), Env{}).Params != nil {
+		t.Error("a policy without ExecTargetOnly binds parameters")
+	}
+}
+
 func TestLowerUsesKernelSpellings(t *testing.T) {
 	p := mustNew(t, ReadWrite("/tmp/work"), UnixSocket("/var/run/x.sock"), Seatbelt(`(deny file-read* (literal "/tmp/work/secret"))`))
 	env := Env{

@@ -161,6 +161,7 @@ type Policy struct {
 	sockets   []string
 	mach      []string
 	fork      bool
+	execOnly  bool
 	waived    []Class
 	seatbelt  []sbpl.Rule
 	seatSrc   []string
@@ -255,6 +256,16 @@ func MachLookup(name string) Option {
 // killed when the run ends.
 func Fork() Option {
 	return optionFunc(func(p *Policy) error { p.fork = true; return nil })
+}
+
+// ExecTargetOnly forbids executing any program but the spawn's own target:
+// the profile denies process-exec* except for the target's path, which is
+// bound per spawn (ParamExecTarget), so such a cage compiles once per
+// spawn. A script's #! interpreter is another program, so a script target
+// needs a policy without it. Without it, the target may execute the base's
+// system programs and the policy's Exec trees.
+func ExecTargetOnly() Option {
+	return optionFunc(func(p *Policy) error { p.execOnly = true; return nil })
 }
 
 // Waive lifts hard-deny classes by name.
@@ -387,6 +398,9 @@ func (p Policy) MachServices() []string { return slices.Clone(p.mach) }
 // Forking reports whether the target may create processes.
 func (p Policy) Forking() bool { return p.fork }
 
+// ExecTargetOnly reports whether only the spawn's target may be executed.
+func (p Policy) ExecTargetOnly() bool { return p.execOnly }
+
 // Waived reports whether the hard-deny class c is waived.
 func (p Policy) Waived(c Class) bool { return slices.Contains(p.waived, c) }
 
@@ -452,6 +466,9 @@ func (p Policy) String() string {
 	}
 	if p.fork {
 		b.WriteString("; fork")
+	}
+	if p.execOnly {
+		b.WriteString("; exec target only")
 	}
 	if len(p.waived) > 0 {
 		fmt.Fprintf(&b, "; waived %v", p.waived)

@@ -30,7 +30,7 @@ type policyFlags struct {
 	read, write, exec, sockets, mach, waive, seatbelt listFlag
 	ports                                             listFlag
 	network, policyFile                               string
-	fork                                              bool
+	fork, execOnly                                    bool
 	limit                                             int
 }
 
@@ -43,6 +43,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.Var(&pf.sockets, "unix-socket", "allow connecting to the Unix socket at `PATH` (repeatable)")
 	fs.Var(&pf.mach, "mach", "allow looking up the global Mach service `NAME` (repeatable)")
 	fs.BoolVar(&pf.fork, "fork", false, "let the target create processes (a forking policy)")
+	fs.BoolVar(&pf.execOnly, "exec-target-only", false, "let the target execute no program but itself")
 	fs.Var(&pf.waive, "waive", "lift the hard-deny `CLASS`: process-access, secrets, trust-handoff or service-manager (repeatable)")
 	fs.Var(&pf.seatbelt, "seatbelt", "add a raw Seatbelt `RULE`, e.g. '(allow sysctl-read (sysctl-name \"kern.ostype\"))' (repeatable)")
 	fs.StringVar(&pf.policyFile, "policy", "", "read the policy from the JSON `FILE` ({\"version\":1,...}) instead of rule flags")
@@ -56,7 +57,7 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 		return profile.Policy{}, usagef("--limit %d: must be at least 1", pf.limit)
 	}
 	if pf.policyFile != "" {
-		for _, name := range []string{"read", "write", "exec", "network", "port", "unix-socket", "mach", "fork", "waive", "seatbelt"} {
+		for _, name := range []string{"read", "write", "exec", "network", "port", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"} {
 			if set[name] {
 				return profile.Policy{}, usagef("--policy and --%s: give the policy either as a file or as flags", name)
 			}
@@ -103,6 +104,9 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	}
 	if pf.fork {
 		opts = append(opts, profile.Fork())
+	}
+	if pf.execOnly {
+		opts = append(opts, profile.ExecTargetOnly())
 	}
 	for _, w := range pf.waive {
 		opts = append(opts, flagged("waive", w, profile.Waive(profile.Class(w))))

@@ -138,7 +138,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "plan", "-h")
-	for _, flag := range []string{"-read", "-write", "-exec", "-network", "-port", "-unix-socket", "-mach", "-fork", "-waive", "-seatbelt", "-policy", "-json", "-limit"} {
+	for _, flag := range []string{"-read", "-write", "-exec", "-network", "-port", "-unix-socket", "-mach", "-fork", "-exec-target-only", "-waive", "-seatbelt", "-policy", "-json", "-limit"} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("plan --help does not explain %s", flag)
 		}
@@ -164,6 +164,7 @@ func TestExplain(t *testing.T) {
 		{[]string{"--network", "loopback", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
 		{[]string{"--network", "on", "network-outbound", "93.184.216.34:443"}, 0, "allowed"},
 		{[]string{"sysctl-read", "kern.procargs2"}, 1, "(hard-deny)"},
+		{[]string{"--exec-target-only", "process-exec", "/bin/ls"}, 1, "(exec-target-only)"},
 		{[]string{"frob", "/x"}, 2, "not a concrete Seatbelt operation"},
 		{[]string{"file-read-data"}, 2, ""},
 		{[]string{}, 2, "want OPERATION and ARGUMENT"},

@@ -127,6 +127,9 @@ func randomPolicyFrom(r *rand.Rand, seatbelt []string) (profile.Policy, profile.
 		opts = append(opts, profile.Fork())
 	}
 	if r.IntN(3) == 0 {
+		opts = append(opts, profile.ExecTargetOnly())
+	}
+	if r.IntN(3) == 0 {
 		opts = append(opts, profile.Seatbelt(seatbelt[r.IntN(len(seatbelt))]))
 	}
 	p, err := profile.New(profile.BaseV1, opts...)
@@ -192,6 +195,18 @@ func randomAccess(r *rand.Rand) Access {
 	}
 	if r.IntN(2) == 0 {
 		a.Params = map[string]string{profile.ParamRunPrefix: "procage-r1.", profile.ParamRunMarker: "procage-r1.run1"}
+	}
+	if r.IntN(2) == 0 {
+		if a.Params == nil {
+			a.Params = map[string]string{}
+		}
+		// The bound target: sometimes the accessed path (in any case),
+		// sometimes another one.
+		target := a.Path
+		if target == "" || r.IntN(3) == 0 {
+			target = genPaths[r.IntN(len(genPaths))]
+		}
+		a.Params[profile.ParamExecTarget] = target
 	}
 	return a
 }
@@ -262,6 +277,7 @@ func TestLowerMatchesReference(t *testing.T) {
 		"hard-deny class process-access false", "hard-deny class secrets false",
 		"hard-deny class trust-handoff false", "hard-deny class service-manager false",
 		"seatbelt layer true", "seatbelt layer false", "policy true", "links true", "base true", "base false",
+		"exec target only false",
 	} {
 		if reasons[want] < 5 {
 			t.Errorf("only %d random cases decided by %q; the generator no longer exercises it (all: %v)", reasons[want], want, reasons)

@@ -22,15 +22,18 @@ import (
 //  1. hard-deny: a rule of a class the policy does not waive
 //     ([profile.HardDenyRules] with env.Home) whose operations cover the
 //     access and whose filters match denies it;
-//  2. the Seatbelt layer: if one of the policy's Seatbelt rules (paths
+//  2. exec target only: with [profile.ExecTargetOnly], executing anything
+//     but the target bound in a.Params is denied (an unbound target
+//     matches nothing), the #! interpreter check included;
+//  3. the Seatbelt layer: if one of the policy's Seatbelt rules (paths
 //     resolved through env.Resolved) applies, the most specific, last one
 //     decides (it comes after the policy's own rules);
-//  3. the policy's grants allow it: filesystem rules on the resolved path
+//  4. the policy's grants allow it: filesystem rules on the resolved path
 //     (read = file-read*, write adds file-write*, exec adds process-exec*
 //     and file-map-executable), metadata of their ancestors, of env.Links
 //     and [profile.RootLinks], the network mode, Unix sockets, Mach names
 //     and fork;
-//  4. otherwise the base decides: the header and base of a policy with no
+//  5. otherwise the base decides: the header and base of a policy with no
 //     rules and every class waived, as lowered by [profile.Lower]. The
 //     base is shared data: the comparison targets the layering, ordering,
 //     specificity expansion, resolution and marker logic of Lower, not the
@@ -87,7 +90,17 @@ func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error
 		}
 	}
 
-	// 2. The Seatbelt layer, among itself.
+	// 2. Exec target only: the policy's last word on exec, before the
+	// caller's Seatbelt rules could allow more.
+	if p.ExecTargetOnly() && sbpl.Covers("process-exec*", a.Op) {
+		target, bound := a.Params[profile.ParamExecTarget]
+		if !bound || !matchLiteral(target, a.Path) {
+			return false, "exec target only: not the spawn's target", nil
+		}
+		// The target itself: the layers below decide.
+	}
+
+	// 3. The Seatbelt layer, among itself.
 	if rules := p.SeatbeltRules(); len(rules) > 0 {
 		for i := range rules {
 			rules[i] = rules[i].MapPaths(resolve)
@@ -101,12 +114,12 @@ func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error
 		}
 	}
 
-	// 3. The policy's own grants.
+	// 4. The policy's own grants.
 	if why := grants(p, env, resolve, &a); why != "" {
 		return true, why, nil
 	}
 
-	// 4. The base.
+	// 5. The base.
 	base, err := baseProfile(p.Base())
 	if err != nil {
 		return false, "", err
