@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
@@ -76,6 +78,41 @@ func runOut(tb testing.TB, profile string, params map[string]string, argv ...str
 	return err == nil, stdout.String()
 }
 
+// checkInChild starts a sleeping child under profile and asks its sandbox,
+// through sandbox_check, whether it denies file-read-data of path.
+func checkInChild(tb testing.TB, lib *libsandbox.Lib, profile string, params map[string]string, path string) bool {
+	tb.Helper()
+	args := []string{"-p", profile}
+	for k, v := range params {
+		args = append(args, "-D", k+"="+v)
+	}
+	cmd := exec.Command(sandboxExec, append(args, "/bin/sleep", "30")...)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	// sandbox-exec applies the profile, then executes sleep: wait for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		is, err := lib.IsSandboxed(cmd.Process.Pid)
+		if err != nil {
+			tb.Fatalf("IsSandboxed: %v", err)
+		}
+		if is {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the child under %s never became sandboxed", profile)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	denied, err := lib.Check(cmd.Process.Pid, "file-read-data", libsandbox.FilterPath, path, libsandbox.CheckNoReport)
+	if err != nil {
+		tb.Fatalf("sandbox_check: %v", err)
+	}
+	return denied
+}
+
 func TestDecideMatchesSeatbelt(t *testing.T) {
 	requireSeatbelt(t)
 	dir, err := filepath.EvalSymlinks(t.TempDir()) // /var/folders/... is /private/var/folders/...
@@ -134,6 +171,26 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 			}
 		})
 	}
+
+	// The same matrix asked of the kernel's own evaluator: sandbox_check
+	// on a live sandboxed child, for the path the cases name.
+	t.Run("sandbox_check", func(t *testing.T) {
+		lib, err := libsandbox.Load()
+		if err != nil {
+			t.Fatalf("libsandbox: %v", err)
+		}
+		for _, tt := range tests {
+			src := allowAll + tt.rules
+			denied := checkInChild(t, lib, src, tt.params, tt.path)
+			d, err := decide(t, src, Access{Op: "file-read-data", Path: tt.path, VnodeType: "REGULAR-FILE", Params: tt.params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !denied != d.Allowed {
+				t.Errorf("%s: sandbox_check(file-read-data, %s) under %s: denied=%v, simulator %v", tt.name, tt.path, src, denied, d)
+			}
+		}
+	})
 
 	t.Run("process-exec", func(t *testing.T) {
 		src := allowAll + `(deny process-exec* (literal "/bin/cat"))`
