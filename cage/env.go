@@ -43,8 +43,11 @@ var (
 	secretNames    = []string{"SSH_AUTH_SOCK", "LD_PRELOAD", "LD_LIBRARY_PATH"}
 )
 
-// IsSecret reports whether EnvDropSecrets drops the variable name.
+// IsSecret reports whether EnvDropSecrets drops the variable name. Case is
+// ignored (github_token is as secret as GITHUB_TOKEN): a drop list errs on
+// the side of dropping.
 func IsSecret(name string) bool {
+	name = strings.ToUpper(name)
 	if slices.Contains(secretNames, name) {
 		return true
 	}

@@ -15,6 +15,7 @@ func TestIsSecret(t *testing.T) {
 		"SSH_AUTH_SOCK": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true,
 		"PATH": false, "HOME": false, "TOKEN": false, "TOKENIZER": false, "MY_TOKEN_FILE": false,
 		"LD_RUN_PATH": false, "XAWS_X": false, "api_key": false,
+		"github_token": true, "npm_api_key": true, "aws_secret_access_key": true, "ssh_auth_sock": true,
 	}
 	for name, want := range tests {
 		if got := cage.IsSecret(name); got != want {
