@@ -111,16 +111,20 @@ func (cmd *Cmd) Start() error {
 	if err := cmd.ctx.Err(); err != nil {
 		return err
 	}
-	grants, err := cmd.cage.resolveGrants(cmd.Grants)
+	var r *pathresolve.Resolver
+	if len(cmd.Grants) > 0 || cmd.cage.policy.ExecTargetOnly() {
+		// One resolver for everything this spawn names, sharing its cache.
+		var err error
+		if r, err = cmd.cage.grantResolver(); err != nil {
+			return err
+		}
+	}
+	grants, err := cmd.cage.resolveGrants(r, cmd.Grants)
 	if err != nil {
 		return err
 	}
 	if cmd.cage.policy.ExecTargetOnly() {
 		// The profile names the target as the kernel sees it.
-		r, err := cmd.cage.grantResolver()
-		if err != nil {
-			return err
-		}
 		res, err := r.Resolve(cmd.Path)
 		if err != nil {
 			return fmt.Errorf("cage: resolving the target: %w", err)
@@ -230,17 +234,9 @@ type grant struct {
 	class string
 }
 
-// resolveGrants resolves each grant to its kernel spelling and refuses grants on case-sensitive
-// volumes. Grants resolve through the cage's file-system view if WithFS
-// set one, else through a fresh host resolver, so later changes are seen.
-func (c *Cage) resolveGrants(gs []Grant) ([]grant, error) {
-	if len(gs) == 0 {
-		return nil, nil
-	}
-	r, err := c.grantResolver()
-	if err != nil {
-		return nil, err
-	}
+// resolveGrants resolves each grant to its kernel spelling through r (see
+// grantResolver) and refuses grants on case-sensitive volumes.
+func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, error) {
 	var out []grant
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
