@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/procage-go/procage/profile/sbpl"
@@ -301,43 +300,3 @@ func benchmarkLower(b *testing.B, n int) {
 
 func BenchmarkLower200(b *testing.B)  { benchmarkLower(b, 200) }
 func BenchmarkLower2000(b *testing.B) { benchmarkLower(b, 2000) }
-
-// TestLowerScalesLinearly: lowering 2,000 rules costs at most 12x lowering
-// 200, measured in the same run. Each size is timed several times,
-// interleaved, and the fastest run counts, so a busy machine does not fail it.
-func TestLowerScalesLinearly(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("timing test: needs a run without -short and -race (.ci/run makes one)")
-	}
-	policy := func(n int) Policy {
-		var opts []Option
-		for i := range n {
-			opts = append(opts, Read(fmt.Sprintf("/data/d%04d/f", i)))
-		}
-		return mustNew(t, opts...)
-	}
-	p200, p2000 := policy(200), policy(2000)
-	best := func(p Policy, iters int, prev time.Duration) time.Duration {
-		start := time.Now()
-		for range iters {
-			if _, err := Lower(p, Env{Home: "/Users/me", Limit: 100000}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		d := time.Since(start) / time.Duration(iters)
-		if prev == 0 || d < prev {
-			return d
-		}
-		return prev
-	}
-	var d200, d2000 time.Duration
-	for range 7 {
-		d200 = best(p200, 50, d200)
-		d2000 = best(p2000, 5, d2000)
-	}
-	ratio := float64(d2000) / float64(d200)
-	t.Logf("lower 2000 / lower 200 = %.2fx (%v / %v)", ratio, d2000, d200)
-	if ratio > 12 {
-		t.Errorf("lowering 2,000 rules took %.1fx lowering 200 (limit 12x)", ratio)
-	}
-}
