@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // These tests run on the macOS lane against the real libraries. They fail,
@@ -104,7 +106,7 @@ func skipIfSandboxed(t *testing.T, l *Lib) {
 		t.Fatalf("sandbox_check says sandboxed=%v, raw call 2 says %v (result %d) on %s", sandboxed, raw, *c.Result(), osBuild())
 	}
 	if sandboxed {
-		t.Skip("the test process is already sandboxed (e.g. run under Codex or Claude Code): answers would reflect the outer sandbox")
+		testenv.Skip(t, testenv.ReasonSandboxed, "answers would reflect the outer sandbox (e.g. run under Codex or Claude Code)")
 	}
 }
 

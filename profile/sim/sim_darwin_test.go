@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
@@ -21,20 +22,16 @@ import (
 
 const sandboxExec = "/usr/bin/sandbox-exec"
 
-// requireSeatbelt fails the test if sandbox-exec cannot apply a profile,
-// and skips it only when the test process is already sandboxed: a
-// sandboxed process may not apply another profile, and sandbox_init then
-// fails with EPERM, which sandbox-exec prints as "Operation not permitted".
+// requireSeatbelt skips only when sandbox_check says the test process is
+// already sandboxed (a sandboxed process may not apply another profile),
+// and otherwise fails the test if sandbox-exec cannot apply a profile.
 func requireSeatbelt(tb testing.TB) {
 	tb.Helper()
+	testenv.RequireUnsandboxed(tb)
 	out, err := exec.Command(sandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true").CombinedOutput()
-	if err == nil {
-		return
+	if err != nil {
+		tb.Fatalf("sandbox-exec cannot apply a profile: %v: %s", err, out)
 	}
-	if bytes.Contains(out, []byte("Operation not permitted")) {
-		tb.Skipf("the test process is already sandboxed: %s", out)
-	}
-	tb.Fatalf("sandbox-exec cannot apply a profile: %v: %s", err, out)
 }
 
 // q quotes a string for SBPL.
