@@ -63,6 +63,7 @@ type result struct {
 	pkgs       map[string]*counts
 	skips      []skip
 	fails      []key
+	failOutput map[key]string // the tail of each failed test's output
 	pkgFails   []string
 	buildFails []string
 	unfinished []key
@@ -70,11 +71,15 @@ type result struct {
 }
 
 // maxOutput bounds the output kept per test; a skip message is short.
-const maxOutput = 1 << 20
+// failTail is how much of a failed test's output the summary repeats.
+const (
+	maxOutput = 1 << 20
+	failTail  = 4 << 10
+)
 
 // scan reads a `go test -json` stream.
 func scan(r io.Reader, allow []allowRule) (*result, error) {
-	res := &result{pkgs: map[string]*counts{}}
+	res := &result{pkgs: map[string]*counts{}, failOutput: map[key]string{}}
 	running := map[key]bool{}
 	var order []key
 	output := map[key]*strings.Builder{}
@@ -131,6 +136,10 @@ func scan(r io.Reader, allow []allowRule) (*result, error) {
 			case "fail":
 				c.fail++
 				res.fails = append(res.fails, k)
+				if b := output[k]; b != nil {
+					out := b.String()
+					res.failOutput[k] = out[max(0, len(out)-failTail):]
+				}
 			case "skip":
 				c.skip++
 				var text string
@@ -220,6 +229,9 @@ func (r *result) print(w io.Writer) {
 			verdict = "allowed"
 		}
 		fmt.Fprintf(w, "skip (%s) %s %s: %s\n", verdict, s.pkg, s.test, s.message)
+	}
+	for _, k := range r.fails {
+		fmt.Fprintf(w, "FAIL %s %s:\n%s", k.pkg, k.test, r.failOutput[k])
 	}
 	for _, l := range r.nonJSON {
 		fmt.Fprintf(w, "not a test2json line: %.200s\n", l)

@@ -170,6 +170,7 @@ func TestRun(t *testing.T) {
 		"skip (NOT ALLOWED) example.com/fake/a TestSandboxSkip: ",
 		"skip (allowed) example.com/fake/b TestTiming: ",
 		"2 packages; tests: pass 3, skip 3, fail 1",
+		"FAIL example.com/fake/b TestFails:\n=== RUN   TestFails\n    b_test.go:5: boom\n--- FAIL: TestFails",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout.String())
