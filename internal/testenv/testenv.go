@@ -3,13 +3,13 @@
 // into failures.
 //
 //	func TestCage(t *testing.T) {
-//		testenv.RequireUnsandboxed(t) // skips only inside another sandbox
+//		testenv.RequireUnsandboxed(t) // darwin; skips only inside another sandbox
 //		...
 //	}
 //
 // A skip message starts with [Marker] and the reason, e.g.
-// "procage-skip(already-sandboxed): ...", which is what the CI skip guard
-// (internal/ci/skipguard) matches. With PROCAGE_STRICT_SKIP set to anything
+// "procage-skip(already-sandboxed): ...", so the CI skip guard
+// (internal/ci/skipguard) reports why. With PROCAGE_STRICT_SKIP set to anything
 // but "" or "0" (the macOS lane sets it to 1), [Skip] fails the test instead:
 // a runner that is itself sandboxed must fail loudly, not pass quietly.
 //
@@ -44,14 +44,14 @@ type Reason string
 
 // The reasons a darwin test may skip.
 const (
-	// ReasonSandboxed: the test process already runs in a Seatbelt sandbox (under
-	// Codex, Claude Code and the like), where macOS refuses to apply
-	// another profile.
+	// ReasonSandboxed: the test process already runs in a Seatbelt
+	// sandbox (under Codex, Claude Code and the like), where macOS refuses
+	// to apply another profile.
 	ReasonSandboxed Reason = "already-sandboxed"
 	// ReasonNoCaseSensitiveVolume: CaseSensitiveVolumeEnv is not set.
 	ReasonNoCaseSensitiveVolume Reason = "no-case-sensitive-volume"
-	// ReasonTempDirOverridden: $TMPDIR is not macOS's per-user directory, so a
-	// test about that directory has no subject.
+	// ReasonTempDirOverridden: $TMPDIR is not macOS's per-user directory,
+	// so a test about that directory has no subject.
 	ReasonTempDirOverridden Reason = "tmpdir-overridden"
 )
 
