@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,4 +109,39 @@ func TestCaseSensitiveVolume(t *testing.T) {
 			t.Errorf("%s still exists after cleanup: %v", dir, err)
 		}
 	})
+}
+
+// TestDarwinTestsSkipOnlyHere: no darwin test skips on its own, so every
+// darwin skip is named and strict on CI.
+func TestDarwinTestsSkipOnlyHere(t *testing.T) {
+	skip := regexp.MustCompile(`\.Skip(f|Now)?\(`)
+	files := 0
+	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && d.Name() != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_darwin_test.go") {
+			return nil
+		}
+		files++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if skip.MatchString(line) && !strings.Contains(line, "testenv.Skip(") {
+				t.Errorf("%s:%d skips without internal/testenv: %s", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 5 {
+		t.Errorf("found %d darwin test files; the walk is broken", files)
+	}
 }
