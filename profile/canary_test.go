@@ -31,7 +31,7 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 (allow process-info-pidinfo process-info-listpids)
 (allow sysctl-read)
 (allow mach-lookup (global-name-prefix "com.apple."))
-(allow lsopen)`),
+(allow lsopen job-creation iokit-open-user-client pseudo-tty file-mount file-unmount)`),
 	}, opts...)
 	p, err := profile.New(profile.BaseV1, all...)
 	if err != nil {
@@ -118,7 +118,7 @@ func TestCanarySecrets(t *testing.T) {
 		{"docker config", sim.Access{Op: "file-read-data", Path: home + "/.docker/config.json"}},
 		{"netrc", sim.Access{Op: "file-read-data", Path: home + "/.netrc"}},
 		{"login keychain", sim.Access{Op: "file-read-data", Path: home + "/Library/Keychains/login.keychain-db"}},
-		{"rename .docker away", sim.Access{Op: "file-write-unlink", Path: home + "/.docker"}},
+		{"rename a browser profile's parent away", sim.Access{Op: "file-write-unlink", Path: home + "/Library/Application Support/Google"}},
 		{"SecurityServer", sim.Access{Op: "mach-lookup", Name: "com.apple.SecurityServer"}},
 		{"securityd.xpc", sim.Access{Op: "mach-lookup", Name: "com.apple.securityd.xpc"}},
 	})
@@ -229,4 +229,89 @@ func TestBaseV1Necessities(t *testing.T) {
 			t.Errorf("Base V1: %s allowed (%s)", a, d)
 		}
 	}
+}
+
+// Issue 12 canaries: escapes a red-team review found open.
+
+func TestCanaryGitHandoff(t *testing.T) {
+	repo := home + "/src/repo"
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"commondir", sim.Access{Op: "file-write-create", Path: repo + "/.git/commondir"}},
+		{"submodule config", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/sub/config"}},
+		{"submodule hook", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/sub/hooks/post-checkout"}},
+		{"worktree commondir", sim.Access{Op: "file-write-create", Path: repo + "/.git/worktrees/wt/commondir"}},
+		{"worktree gitdir", sim.Access{Op: "file-write-data", Path: repo + "/.git/worktrees/wt/gitdir"}},
+		{"worktree config", sim.Access{Op: "file-write-create", Path: repo + "/.git/worktrees/wt/config.worktree"}},
+		{"new gitdir file", sim.Access{Op: "file-write-create", Path: home + "/src/other/.git"}},
+		{"new gitdir file case variant", sim.Access{Op: "file-write-create", Path: home + "/src/other/.GIT"}},
+		{"info attributes", sim.Access{Op: "file-write-create", Path: repo + "/.git/info/attributes"}},
+		{"rebase todo", sim.Access{Op: "file-write-create", Path: repo + "/.git/rebase-merge/git-rebase-todo"}},
+		{"config lock", sim.Access{Op: "file-write-create", Path: repo + "/.git/config.lock"}},
+		{"hook via data name", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/objects/config"}},
+	})
+	// The data git writes in ordinary commands stays writable.
+	for _, p := range []string{
+		repo + "/.git/objects/ab/cdef", repo + "/.git/index.lock", repo + "/.git/index", repo + "/.git/HEAD",
+		repo + "/.git/refs/heads/main.lock", repo + "/.git/logs/HEAD", repo + "/.git/COMMIT_EDITMSG",
+		repo + "/.git/FETCH_HEAD", repo + "/.git/packed-refs", repo + "/.git/modules/sub/objects/pack/p.pack",
+		repo + "/.git/worktrees/wt/HEAD", repo + "/.git/worktrees/wt/index",
+	} {
+		a := sim.Access{Op: "file-write-create", Path: p}
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%s: denied (%s); git's data stays writable", a, d)
+		}
+	}
+}
+
+func TestCanaryMoreSecrets(t *testing.T) {
+	runCanaries(t, profile.Secrets, []canary{
+		{"git-credentials", sim.Access{Op: "file-read-data", Path: home + "/.git-credentials"}},
+		{"gh", sim.Access{Op: "file-read-data", Path: home + "/.config/gh/hosts.yml"}},
+		{"npmrc", sim.Access{Op: "file-read-data", Path: home + "/.npmrc"}},
+		{"pypirc", sim.Access{Op: "file-read-data", Path: home + "/.pypirc"}},
+		{"cargo credentials", sim.Access{Op: "file-read-data", Path: home + "/.cargo/credentials.toml"}},
+		{"azure", sim.Access{Op: "file-read-data", Path: home + "/.azure/msal_token_cache.json"}},
+		{"chrome cookies", sim.Access{Op: "file-read-data", Path: home + "/Library/Application Support/Google/Chrome/Default/Cookies"}},
+		{"firefox", sim.Access{Op: "file-read-data", Path: home + "/Library/Application Support/Firefox/Profiles/x/logins.json"}},
+		{"system cookies", sim.Access{Op: "file-read-data", Path: home + "/Library/Cookies/Cookies.binarycookies"}},
+		{"pasteboard", sim.Access{Op: "mach-lookup", Name: "com.apple.pasteboard.1"}},
+		{"smart-card tokens", sim.Access{Op: "mach-lookup", Name: "com.apple.ctkd.token-client"}},
+	})
+}
+
+func TestCanaryMoreTrustHandoff(t *testing.T) {
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"oh-my-zsh custom", sim.Access{Op: "file-write-create", Path: home + "/.oh-my-zsh/custom/evil.zsh"}},
+		{"xdg zsh", sim.Access{Op: "file-write-create", Path: home + "/.config/zsh/.zshrc"}},
+		{"framework user site pth", sim.Access{Op: "file-write-create", Path: home + "/Library/Python/3.9/lib/python/site-packages/evil.pth"}},
+		{"framework usercustomize", sim.Access{Op: "file-write-create", Path: home + "/Library/Python/3.12/lib/python/site-packages/usercustomize.py"}},
+		{"local user site pth", sim.Access{Op: "file-write-create", Path: home + "/.local/lib/python3.12/site-packages/evil.pth"}},
+		{"local user site rename", sim.Access{Op: "file-write-unlink", Path: home + "/.local/lib/python3.12"}},
+		{"cargo config", sim.Access{Op: "file-write-data", Path: home + "/.cargo/config.toml"}},
+		{"docker cli plugin", sim.Access{Op: "file-write-create", Path: home + "/.docker/cli-plugins/docker-compose"}},
+		{"iterm2 autolaunch", sim.Access{Op: "file-write-create", Path: home + "/Library/Application Support/iTerm2/Scripts/AutoLaunch/x.py"}},
+	})
+}
+
+func TestCanaryMoreServiceManager(t *testing.T) {
+	runCanaries(t, profile.ServiceManager, []canary{
+		{"coreservicesd", sim.Access{Op: "mach-lookup", Name: "com.apple.CoreServices.coreservicesd"}},
+		{"dock", sim.Access{Op: "mach-lookup", Name: "com.apple.dock.server"}},
+		{"windowserver", sim.Access{Op: "mach-lookup", Name: "com.apple.windowserver.active"}},
+		{"tccd", sim.Access{Op: "mach-lookup", Name: "com.apple.tccd"}},
+		{"authd", sim.Access{Op: "mach-lookup", Name: "com.apple.authd"}},
+		{"launchd user domain", sim.Access{Op: "mach-lookup", Name: "com.apple.xpc.launchd.domain.user"}},
+		{"mount over dev", sim.Access{Op: "file-mount", Path: "/dev"}},
+		{"unmount", sim.Access{Op: "file-unmount", Path: "/Volumes/x"}},
+		{"job creation", sim.Access{Op: "job-creation"}},
+		{"iokit user client", sim.Access{Op: "iokit-open-user-client", Name: "IOHIDParamUserClient"}},
+		{"pseudo-tty", sim.Access{Op: "pseudo-tty"}},
+	})
+}
+
+func TestCanaryProcessList(t *testing.T) {
+	runCanaries(t, profile.ProcessAccess, []canary{
+		{"kern.proc.all", sim.Access{Op: "sysctl-read", Name: "kern.proc.all"}},
+		{"kern.proc.uid", sim.Access{Op: "sysctl-read", Name: "kern.proc.uid.501"}},
+	})
 }
