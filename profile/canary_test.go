@@ -26,6 +26,7 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 		profile.UnixSocket(home + "/.colima/default/docker.sock"),
 		profile.MachLookup("com.apple.SecurityServer"),
 		profile.MachLookup("com.apple.coreservices.launchservicesd"),
+		profile.AcceptBroad(profile.BroadMachLookup),
 		profile.Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink (subpath "/Users/alice"))
 (allow process-info* signal mach-task-name mach-priv-task-port)
 (allow process-info-pidinfo process-info-listpids)
@@ -314,4 +315,30 @@ func TestCanaryProcessList(t *testing.T) {
 		{"kern.proc.all", sim.Access{Op: "sysctl-read", Name: "kern.proc.all"}},
 		{"kern.proc.uid", sim.Access{Op: "sysctl-read", Name: "kern.proc.uid.501"}},
 	})
+}
+
+// An accepted (allow default) reopens nothing the classes close (issue 12
+// item 5): the class rules come after it and are filtered, so they win
+// whichever way Seatbelt ranks unfiltered rules.
+func TestCanaryAllowDefault(t *testing.T) {
+	p, err := profile.New(profile.BaseV1, profile.AcceptBroad(profile.BroadDefault), profile.Seatbelt(`(allow default)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []sim.Access{
+		{Op: "mach-lookup", Name: "com.apple.coreservices.launchservicesd"},
+		{Op: "mach-lookup", Name: "com.apple.tccd"},
+		{Op: "mach-lookup", Name: "com.apple.pasteboard.1"},
+		{Op: "file-mount", Path: "/dev"},
+		{Op: "sysctl-read", Name: "kern.proc.all"},
+		{Op: "file-read-data", Path: home + "/.npmrc"},
+		{Op: "file-write-create", Path: home + "/src/r/.git/commondir"},
+		{Op: "job-creation"},
+		{Op: "pseudo-tty"},
+	} {
+		d := decide(t, p, a)
+		if d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s under an accepted (allow default): %s, want denied by the hard-deny layer", a, d)
+		}
+	}
 }

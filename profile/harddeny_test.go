@@ -96,6 +96,7 @@ func broadPolicy(t testing.TB, opts ...Option) Policy {
 		ReadWrite(testHome), Exec(testHome + "/bin"), Network(NetworkOn), Fork(),
 		UnixSocket("/private/var/run/docker.sock"),
 		MachLookup("com.apple.SecurityServer"),
+		AcceptBroad(BroadMachLookup),
 		Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-link (subpath "/Users/alice"))
 (allow process-info-pidinfo process-info-listpids signal mach-task-name mach-priv-task-port)
 (allow sysctl-read)

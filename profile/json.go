@@ -24,6 +24,7 @@ type jsonPolicy struct {
 	Fork        bool         `json:"fork,omitempty"`
 	ExecOnly    bool         `json:"exec_target_only,omitempty"`
 	Waive       []string     `json:"waive,omitempty"`
+	AcceptBroad []string     `json:"accept_broad,omitempty"`
 	Seatbelt    []string     `json:"seatbelt,omitempty"`
 }
 
@@ -63,6 +64,9 @@ func (p Policy) MarshalJSON() ([]byte, error) {
 	}
 	for _, c := range p.waived {
 		j.Waive = append(j.Waive, string(c))
+	}
+	for _, b := range p.broad {
+		j.AcceptBroad = append(j.AcceptBroad, string(b))
 	}
 	return json.Marshal(j)
 }
@@ -155,6 +159,9 @@ func ParseJSON(r io.Reader) (Policy, error) {
 		}
 		opts = append(opts, Waive(c))
 	}
+	for i, b := range j.AcceptBroad {
+		opts = append(opts, renamed(fmt.Sprintf("accept_broad[%d]", i), AcceptBroad(Broad(b))))
+	}
 	for i, s := range j.Seatbelt {
 		opts = append(opts, renamed(fmt.Sprintf("seatbelt[%d]", i), Seatbelt(s)))
 	}
@@ -188,6 +195,6 @@ func jsonError(err error) error {
 func (p Policy) Equal(q Policy) bool {
 	return p.base == q.base && slices.Equal(p.fs, q.fs) && p.network == q.network &&
 		slices.Equal(p.ports, q.ports) && slices.Equal(p.sockets, q.sockets) &&
-		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) &&
+		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) && slices.Equal(p.broad, q.broad) &&
 		slices.Equal(p.seatSrc, q.seatSrc) && p.validated == q.validated
 }

@@ -163,6 +163,7 @@ type Policy struct {
 	fork      bool
 	execOnly  bool
 	waived    []Class
+	broad     []Broad
 	seatbelt  []sbpl.Rule
 	seatSrc   []string
 	validated bool
@@ -283,7 +284,9 @@ func Waive(classes ...Class) Option {
 
 // Seatbelt adds raw SBPL allow and deny rules, lowered after the policy's
 // own rules and before the hard-deny classes. They are parsed and validated
-// now: unknown operations or filters and (with no-sandbox) are errors.
+// now: unknown operations or filters, modifiers other than
+// [sbpl.AcceptedModifiers] and (with no-sandbox) are errors, and so is a
+// broad allow (see [Broad]) the policy does not accept by name.
 func Seatbelt(rules string) Option {
 	return optionFunc(func(p *Policy) error {
 		parsed, err := sbpl.ParseRules(rules)
@@ -303,6 +306,82 @@ func Seatbelt(rules string) Option {
 		p.seatSrc = append(p.seatSrc, rules)
 		return nil
 	})
+}
+
+// Broad names a kind of Seatbelt-layer allow so wide that it reopens what
+// the hard-deny classes only list: an allow of every Mach service, or of a
+// prefix or pattern of them, reaches every service no class names, and
+// (allow default) every operation. A policy refuses such a rule
+// ([ErrBroadAllow]) unless it accepts the kind with [AcceptBroad]. The
+// hard-deny classes still apply after an accepted broad allow.
+type Broad string
+
+const (
+	// BroadMachLookup: a mach-lookup allow without filters, or with any
+	// filter but exact global-name, local-name or xpc-service-name.
+	BroadMachLookup Broad = "mach-lookup"
+	// BroadDefault: (allow default).
+	BroadDefault Broad = "default"
+)
+
+// ErrBroadAllow is wrapped by the error for a Seatbelt-layer allow of a
+// [Broad] kind the policy does not accept.
+var ErrBroadAllow = errors.New("broad allow not accepted")
+
+// AcceptBroad accepts Seatbelt-layer allows of the named broad kinds.
+func AcceptBroad(kinds ...Broad) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, k := range kinds {
+			if k != BroadMachLookup && k != BroadDefault {
+				return &Error{Field: "accept_broad", Value: string(k), Err: errors.New("unknown broad kind (known: mach-lookup, default)")}
+			}
+			p.broad = append(p.broad, k)
+		}
+		return nil
+	})
+}
+
+// exactNames are the Mach filters that name one service.
+var exactNames = []string{"global-name", "local-name", "xpc-service-name"}
+
+// broadKind reports whether r is a broad allow, and of which kind.
+func broadKind(r sbpl.Rule) (Broad, bool) {
+	if r.Effect != sbpl.Allow {
+		return "", false
+	}
+	mach := false
+	for _, op := range r.Ops {
+		if op == "default" {
+			return BroadDefault, true
+		}
+		mach = mach || sbpl.Covers(op, "mach-lookup")
+	}
+	if !mach {
+		return "", false
+	}
+	if len(r.Filters) == 0 {
+		return BroadMachLookup, true
+	}
+	for _, f := range r.Filters {
+		if !slices.Contains(exactNames, f.Name) || len(f.Args) != 1 {
+			return BroadMachLookup, true
+		}
+		if _, ok := f.Args[0].(sbpl.Str); !ok {
+			return BroadMachLookup, true
+		}
+	}
+	return "", false
+}
+
+// checkBroad refuses broad Seatbelt-layer allows the policy does not accept.
+func (p *Policy) checkBroad() error {
+	for _, r := range p.seatbelt {
+		if k, ok := broadKind(r); ok && !slices.Contains(p.broad, k) {
+			text, _ := r.Text()
+			return &Error{Field: "seatbelt", Value: text, Err: fmt.Errorf("%w: %s", ErrBroadAllow, k)}
+		}
+	}
+	return nil
 }
 
 // New returns a policy on base with the given options.
@@ -332,6 +411,9 @@ func (p Policy) with(opts []Option) (Policy, error) {
 			return Policy{}, err
 		}
 	}
+	if err := q.checkBroad(); err != nil {
+		return Policy{}, err
+	}
 	q.normalize()
 	q.validated = true
 	return q, nil
@@ -344,6 +426,7 @@ func (p Policy) clone() Policy {
 	q.sockets = slices.Clone(p.sockets)
 	q.mach = slices.Clone(p.mach)
 	q.waived = slices.Clone(p.waived)
+	q.broad = slices.Clone(p.broad)
 	q.seatbelt = slices.Clone(p.seatbelt)
 	q.seatSrc = slices.Clone(p.seatSrc)
 	return q
@@ -378,6 +461,8 @@ func (p *Policy) normalize() {
 	p.mach = slices.Compact(p.mach)
 	slices.Sort(p.waived)
 	p.waived = slices.Compact(p.waived)
+	slices.Sort(p.broad)
+	p.broad = slices.Compact(p.broad)
 }
 
 // Base returns the policy's base.
@@ -403,6 +488,9 @@ func (p Policy) ExecTargetOnly() bool { return p.execOnly }
 
 // Waived reports whether the hard-deny class c is waived.
 func (p Policy) Waived(c Class) bool { return slices.Contains(p.waived, c) }
+
+// AcceptedBroad returns the broad Seatbelt-layer allow kinds the policy accepts.
+func (p Policy) AcceptedBroad() []Broad { return slices.Clone(p.broad) }
 
 // SeatbeltRules returns the caller's Seatbelt-layer rules, parsed.
 func (p Policy) SeatbeltRules() []sbpl.Rule { return slices.Clone(p.seatbelt) }
@@ -472,6 +560,9 @@ func (p Policy) String() string {
 	}
 	if len(p.waived) > 0 {
 		fmt.Fprintf(&b, "; waived %v", p.waived)
+	}
+	if len(p.broad) > 0 {
+		fmt.Fprintf(&b, "; accepts broad %v", p.broad)
 	}
 	if len(p.seatbelt) > 0 {
 		fmt.Fprintf(&b, "; %d seatbelt rules", len(p.seatbelt))

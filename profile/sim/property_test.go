@@ -130,7 +130,9 @@ func randomPolicyFrom(r *rand.Rand, seatbelt []string) (profile.Policy, profile.
 		opts = append(opts, profile.ExecTargetOnly())
 	}
 	if r.IntN(3) == 0 {
-		opts = append(opts, profile.Seatbelt(seatbelt[r.IntN(len(seatbelt))]))
+		// The generator's rules include broad allows; accept them by name.
+		opts = append(opts, profile.AcceptBroad(profile.BroadMachLookup, profile.BroadDefault),
+			profile.Seatbelt(seatbelt[r.IntN(len(seatbelt))]))
 	}
 	p, err := profile.New(profile.BaseV1, opts...)
 	env := profile.Env{Resolved: map[string]string{}}
