@@ -342,3 +342,32 @@ func TestCanaryAllowDefault(t *testing.T) {
 		}
 	}
 }
+
+// MAC system calls a target makes at start-up (issue 12 item 12): Sandbox
+// call 67 (sandbox_get_container_expected, which Foundation programs call)
+// and the vnguard policy are allowed by the header; the Sandbox calls that
+// would change the sandbox stay denied.
+func TestMacSyscallsAtStartup(t *testing.T) {
+	p, err := profile.New(profile.BaseV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		policy string
+		call   int
+		allow  bool
+	}{
+		{"Sandbox", 2, true}, {"Sandbox", 6, true}, {"Sandbox", 67, true}, {"vnguard", 0, true}, {"vnguard", 3, true},
+		{"Sandbox", 0, false}, {"Sandbox", 1, false}, {"Sandbox", 5, false}, {"Sandbox", 13, false}, {"Sandbox", 30, false},
+		{"Sandbox", 66, false}, {"Quarantine", 0, false},
+	} {
+		a := sim.Access{Op: "system-mac-syscall", Name: tc.policy, MacSyscall: tc.call}
+		d := decide(t, p, a)
+		if d.Allowed != tc.allow {
+			t.Errorf("%s call %d: %s, want allowed %v", tc.policy, tc.call, d, tc.allow)
+		}
+		if tc.allow && d.Layer != profile.LayerHeader {
+			t.Errorf("%s call %d: decided by %s, want the header", tc.policy, tc.call, d)
+		}
+	}
+}

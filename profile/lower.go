@@ -162,9 +162,11 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	return &Plan{Profile: prof, Params: params}, nil
 }
 
-// headerRules are (deny default), the default-open stragglers, and what the
-// forked child still does after applying the profile: the confirm and
-// consume Sandbox calls. It lists its descriptors before applying, and
+// headerRules are (deny default), the default-open stragglers, what the
+// forked child still does after applying the profile (the confirm and
+// consume Sandbox calls), the two MAC calls targets make at start-up
+// (Sandbox call 67, vnguard), and the grant extension classes. The child
+// lists its descriptors before applying, and
 // marking them close-on-exec (fcntl) and exec are not sandbox-gated beyond
 // process-exec, which the base and policy grant.
 func headerRules() []sbpl.Rule {
@@ -178,6 +180,11 @@ func headerRules() []sbpl.Rule {
 		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
 			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 6))},
 			Comment: "the child consumes grant tokens (Sandbox call 6); Chromium's seatbelt_extension_unittest consumes under (deny default)"},
+		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
+			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 67))},
+			Comment: "targets ask whether a container is expected (Sandbox call 67, sandbox_get_container_expected) at start-up; Codex's platform defaults allow exactly this call"},
+		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"}, Filters: []*sbpl.Filter{sbpl.F("mac-policy-name", "vnguard")},
+			Comment: "guarded vnodes (the vnguard policy), which libc's guarded-open calls use; Codex's platform defaults allow it"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionRead)},
 			Comment: "read grants bound per spawn as sandbox extensions"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionReadWrite)},
