@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 
 	"github.com/procage-go/procage/internal/libsandbox"
@@ -25,6 +26,7 @@ type Cage struct {
 	cfg      config
 	resolver *pathresolve.Resolver
 	home     string
+	zdotdir  string // zsh's $ZDOTDIR, kernel spelling; "" = unset
 	rewrites []Rewrite
 	plan     *profile.Plan
 	text     string
@@ -85,6 +87,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		Resolved: c.resolvedMap,
 		Links:    c.links,
 		Home:     c.home,
+		ZDotDir:  c.zdotdir,
 		Limit:    cfg.effectiveLimit(),
 	})
 	if err != nil {
@@ -178,6 +181,17 @@ func (c *Cage) resolve() error {
 	c.resolvedMap = map[string]string{}
 	links := map[string]bool{}
 	inputs := append(c.policy.Paths(), home)
+	// zsh reads its startup files from $ZDOTDIR; the user's later shells
+	// see the caller's value.
+	zdot := os.Getenv("ZDOTDIR")
+	if zdot != "" {
+		zdot = path.Clean(zdot)
+	}
+	if pathresolve.CheckAbs(zdot) != nil {
+		zdot = ""
+	} else {
+		inputs = append(inputs, zdot)
+	}
 	for _, p := range inputs {
 		if _, done := c.resolvedMap[p]; done {
 			continue
@@ -196,6 +210,9 @@ func (c *Cage) resolve() error {
 		}
 		if p == home {
 			c.home = res.Path
+		}
+		if p == zdot {
+			c.zdotdir = res.Path
 		}
 	}
 	for l := range links {

@@ -498,3 +498,24 @@ func TestExecTargetOnlyParams(t *testing.T) {
 		t.Errorf("a policy without per-spawn parameters binds %v", plain)
 	}
 }
+
+// The caller's $ZDOTDIR, resolved, reaches the trust-handoff class: zsh
+// reads the user's startup files there.
+func TestZDotDirProtected(t *testing.T) {
+	t.Setenv("ZDOTDIR", "/tmp/zdot/")
+	c, err := cage.New(mustPolicy(t, profile.ReadWrite("/tmp")), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `(literal "/private/tmp/zdot/.zshrc")`; !strings.Contains(c.Plan(), want) {
+		t.Errorf("plan lacks %s", want)
+	}
+	t.Setenv("ZDOTDIR", "relative")
+	c, err = cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatalf("a relative ZDOTDIR: %v", err)
+	}
+	if strings.Contains(c.Plan(), "relative") {
+		t.Error("a relative ZDOTDIR reached the plan")
+	}
+}

@@ -371,3 +371,33 @@ func TestMacSyscallsAtStartup(t *testing.T) {
 		}
 	}
 }
+
+// zsh reads its startup files from $ZDOTDIR when set (zsh(1)); the cage
+// passes its kernel spelling to Lower.
+func TestCanaryZDotDir(t *testing.T) {
+	const zdot = home + "/dotfiles/zsh"
+	p := broad(t)
+	for _, waive := range []bool{false, true} {
+		q := p
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []sim.Access{
+			{Op: "file-write-data", Path: zdot + "/.zshrc"},
+			{Op: "file-write-create", Path: zdot + "/.zprofile"},
+			{Op: "file-write-unlink", Path: zdot},
+		} {
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+}

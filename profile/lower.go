@@ -54,6 +54,9 @@ type Env struct {
 	// Home is the kernel spelling of the caging user's home directory,
 	// used by the hard-deny classes. Empty lowers no home rules.
 	Home string
+	// ZDotDir is the kernel spelling of zsh's $ZDOTDIR, whose startup
+	// files the trust-handoff class protects; empty when unset.
+	ZDotDir string
 	// Limit is the largest rule count accepted; 0 means DefaultLimit.
 	Limit int
 }
@@ -143,7 +146,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		if p.Waived(c) {
 			continue
 		}
-		for _, r := range hardDenyRules(c, env.Home) {
+		for _, r := range hardDenyRulesEnv(c, env.Home, env.ZDotDir) {
 			r.Ops = withSpecific(r.Ops, allowed)
 			add(LayerHardDeny, r)
 		}
