@@ -401,3 +401,30 @@ func TestCanaryZDotDir(t *testing.T) {
 		}
 	}
 }
+
+// App-sandbox extension tokens (issue 12 item 7): the header honours the
+// public com.apple.app-sandbox classes, so any such token that reaches the
+// child widens its access (the residual risk docs/threat-model.md
+// records); the hard-deny classes still win over it.
+func TestCanaryStrayExtension(t *testing.T) {
+	p, err := profile.New(profile.BaseV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := []string{profile.ExtensionReadWrite}
+	for _, a := range []sim.Access{
+		{Op: "file-read-data", Path: home + "/.ssh/id_ed25519", Extensions: rw},
+		{Op: "file-write-data", Path: home + "/.zshrc", Extensions: rw},
+		{Op: "file-write-create", Path: home + "/src/r/.git/hooks/pre-commit", Extensions: rw},
+		{Op: "file-read-data", Path: home + "/.npmrc", Extensions: []string{profile.ExtensionRead}},
+	} {
+		if d := decide(t, p, a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s with a stray token: %s, want denied by the hard-deny layer", a, d)
+		}
+	}
+	// The residual: elsewhere a stray token grants what it names.
+	a := sim.Access{Op: "file-write-data", Path: home + "/Documents/x", Extensions: rw}
+	if d := decide(t, p, a); !d.Allowed || d.Layer != profile.LayerHeader {
+		t.Errorf("%s: %s; the threat model records that a stray token is honoured by the header", a, d)
+	}
+}
