@@ -7,6 +7,7 @@ package profile_test
 // tests/escape_darwin_test.go, do that on the macOS lane).
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/procage-go/procage/profile"
@@ -426,5 +427,62 @@ func TestCanaryStrayExtension(t *testing.T) {
 	a := sim.Access{Op: "file-write-data", Path: home + "/Documents/x", Extensions: rw}
 	if d := decide(t, p, a); !d.Allowed || d.Layer != profile.LayerHeader {
 		t.Errorf("%s: %s; the threat model records that a stray token is honoured by the header", a, d)
+	}
+}
+
+// Local services (issue 12 item 4): debugger inspectors (9229), Docker
+// over TCP (2375), Jupyter and IDE servers listen on localhost and run
+// code outside the cage. Loopback mode names its ports (or opts in to all
+// with AnyPort); network on reaches remote hosts, localhost only on named
+// ports, and listens on localhost unless ListenAnyInterface.
+func TestCanaryLocalServices(t *testing.T) {
+	newP := func(opts ...profile.Option) profile.Policy {
+		t.Helper()
+		p, err := profile.New(profile.BaseV1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out := func(addr string) sim.Access { return sim.Access{Op: "network-outbound", Addr: addr} }
+	bind := func(addr string) sim.Access { return sim.Access{Op: "network-bind", Addr: addr} }
+	cases := []struct {
+		name   string
+		p      profile.Policy
+		access sim.Access
+		allow  bool
+	}{
+		{"loopback port", newP(profile.Network(profile.NetworkLoopback, 8080)), out("localhost:8080"), true},
+		{"loopback inspector", newP(profile.Network(profile.NetworkLoopback, 8080)), out("127.0.0.1:9229"), false},
+		{"loopback docker", newP(profile.Network(profile.NetworkLoopback, 8080)), out("[::1]:2375"), false},
+		{"loopback any port", newP(profile.Network(profile.NetworkLoopback, profile.AnyPort)), out("127.0.0.1:9229"), true},
+		{"loopback remote", newP(profile.Network(profile.NetworkLoopback, profile.AnyPort)), out("93.184.216.34:443"), false},
+		{"on remote", newP(profile.Network(profile.NetworkOn)), out("93.184.216.34:443"), true},
+		{"on inspector", newP(profile.Network(profile.NetworkOn)), out("127.0.0.1:9229"), false},
+		{"on docker", newP(profile.Network(profile.NetworkOn)), out("localhost:2375"), false},
+		{"on docker v6", newP(profile.Network(profile.NetworkOn)), out("[::1]:2375"), false},
+		{"on named local port", newP(profile.Network(profile.NetworkOn, 8080)), out("127.0.0.1:8080"), true},
+		{"on other local port", newP(profile.Network(profile.NetworkOn, 8080)), out("127.0.0.1:8081"), false},
+		{"on any local port", newP(profile.Network(profile.NetworkOn, profile.AnyPort)), out("127.0.0.1:9229"), true},
+		{"on bind localhost", newP(profile.Network(profile.NetworkOn)), bind("127.0.0.1:8080"), true},
+		{"on bind all interfaces", newP(profile.Network(profile.NetworkOn)), bind("0.0.0.0:8080"), false},
+		{"on bind all interfaces asked", newP(profile.Network(profile.NetworkOn), profile.ListenAnyInterface()), bind("0.0.0.0:8080"), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := decide(t, tc.p, tc.access)
+			if d.Allowed != tc.allow {
+				t.Errorf("%s under %s: %s, want allowed %v", tc.access, tc.p, d, tc.allow)
+			}
+			if !tc.allow && !d.Default && d.Layer != profile.LayerPolicy {
+				t.Errorf("%s: denied by %s, want the policy layer or the default", tc.access, d)
+			}
+		})
+	}
+	if _, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback)); !errors.Is(err, profile.ErrNoPorts) {
+		t.Errorf("loopback without ports = %v, want ErrNoPorts", err)
+	}
+	if _, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback), profile.ListenAnyInterface()); err == nil {
+		t.Error("ListenAnyInterface without network on was accepted")
 	}
 }

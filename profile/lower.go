@@ -227,30 +227,46 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 	}
 
 	mode, ports := p.network, p.ports
+	// Localhost ports the child reaches, as Seatbelt addresses.
+	var local []string
+	for _, port := range ports {
+		if port == AnyPort {
+			local = []string{"localhost:*"}
+			break
+		}
+		local = append(local, "localhost:"+strconv.Itoa(port))
+	}
+	filters := func(dir string, addrs ...string) []*sbpl.Filter {
+		var fs []*sbpl.Filter
+		for _, a := range addrs {
+			fs = append(fs, sbpl.F(dir, sbpl.Sym("ip"), a))
+		}
+		return fs
+	}
+	ipSockets := sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"}
 	switch mode {
 	case NetworkLoopback:
-		addrs := []string{"localhost:*"}
-		if len(ports) > 0 {
-			addrs = addrs[:0]
-			for _, port := range ports {
-				addrs = append(addrs, "localhost:"+strconv.Itoa(port))
-			}
-		}
-		var out, local []*sbpl.Filter
-		for _, a := range addrs {
-			out = append(out, sbpl.F("remote", sbpl.Sym("ip"), a))
-			local = append(local, sbpl.F("local", sbpl.Sym("ip"), a))
-		}
 		rules = append(rules,
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "loopback only: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: local, Comment: "listen on loopback"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: filters("remote", local...), Comment: "loopback only, on the named ports: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: filters("local", local...), Comment: "listen on loopback, on the named ports"},
+			ipSockets,
 		)
 	case NetworkOn:
+		listen := "localhost:*"
+		if p.listenAny {
+			listen = "*:*"
+		}
+		// The exclusion sits inside the allow (require-not, Codex's way of
+		// writing "except"), so no deny depends on rule precedence.
+		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"},
+			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("remote", sbpl.Sym("ip"), "*:*"), sbpl.F("require-not", sbpl.F("remote", sbpl.Sym("ip"), "localhost:*")))},
+			Comment: "network on: any IP host but localhost (debugger inspectors, Docker over TCP, IDE servers run code outside the cage)"})
+		if len(local) > 0 {
+			rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: filters("remote", local...), Comment: "network on: the named localhost ports"})
+		}
 		rules = append(rules,
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: []*sbpl.Filter{sbpl.F("remote", sbpl.Sym("ip"), "*:*")}, Comment: "network on: any IP host"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: []*sbpl.Filter{sbpl.F("local", sbpl.Sym("ip"), "*:*")}, Comment: "network on: listen"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: filters("local", listen), Comment: "network on: listen (on localhost unless the policy asks for every interface)"},
+			ipSockets,
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
 				sbpl.F("global-name", "com.apple.dnssd.service"), sbpl.F("global-name", "com.apple.SystemConfiguration.DNSConfiguration"),
 				sbpl.F("global-name", "com.apple.SystemConfiguration.configd"), sbpl.F("global-name", "com.apple.trustd"), sbpl.F("global-name", "com.apple.trustd.agent"),

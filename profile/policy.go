@@ -89,10 +89,26 @@ func (r FSRule) String() string { return fmt.Sprintf("%s %s %s", r.Access, r.Tar
 type NetworkMode uint8
 
 const (
-	NetworkOff      NetworkMode = iota // no network at all (the default)
-	NetworkLoopback                    // localhost only, optionally some ports
-	NetworkOn                          // any host
+	// NetworkOff: no network at all (the default).
+	NetworkOff NetworkMode = iota
+	// NetworkLoopback: localhost only, on the ports the policy names
+	// (connect, bind and accept), or every port with [AnyPort].
+	NetworkLoopback
+	// NetworkOn: any remote host. Local services stay out of reach (a
+	// debugger inspector, Docker over TCP or an IDE server on localhost
+	// runs code outside the cage): localhost is reachable only on the
+	// ports the policy names, or every port with [AnyPort]. The child
+	// listens on localhost only, unless [ListenAnyInterface].
+	NetworkOn
 )
+
+// AnyPort, given as the only port to [Network], opts in to every
+// localhost port.
+const AnyPort = 0
+
+// ErrNoPorts is wrapped by the error for loopback mode without ports:
+// "all of localhost" must be asked for by name, with [AnyPort].
+var ErrNoPorts = errors.New("loopback mode names its ports")
 
 func (m NetworkMode) String() string {
 	switch m {
@@ -158,6 +174,7 @@ type Policy struct {
 	fs        []FSRule
 	network   NetworkMode
 	ports     []int
+	listenAny bool
 	sockets   []string
 	mach      []string
 	fork      bool
@@ -206,25 +223,38 @@ func FS(access Access, target Target, path string) Option {
 	})
 }
 
-// Network sets the network mode. With NetworkLoopback, ports (if any)
-// restrict outbound connections and binds to those localhost ports.
+// Network sets the network mode and the localhost ports the child may
+// reach: with NetworkLoopback it must name them ([ErrNoPorts]) or pass
+// [AnyPort]; with NetworkOn they are the only local services it reaches.
 func Network(mode NetworkMode, ports ...int) Option {
 	return optionFunc(func(p *Policy) error {
 		if mode > NetworkOn {
 			return &Error{Field: "network", Value: fmt.Sprint(mode), Err: errors.New("unknown network mode")}
 		}
-		if len(ports) > 0 && mode != NetworkLoopback {
-			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("ports apply to loopback mode only")}
+		if len(ports) > 0 && mode == NetworkOff {
+			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("ports apply to loopback and on modes only")}
+		}
+		if len(ports) == 0 && mode == NetworkLoopback {
+			return &Error{Field: "network.ports", Err: ErrNoPorts}
 		}
 		for _, port := range ports {
+			if port == AnyPort && len(ports) == 1 {
+				continue
+			}
 			if port < 1 || port > 65535 {
-				return &Error{Field: "network.ports", Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535")}
+				return &Error{Field: "network.ports", Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535, or AnyPort alone")}
 			}
 		}
 		p.network = mode
 		p.ports = append([]int(nil), ports...)
 		return nil
 	})
+}
+
+// ListenAnyInterface lets a NetworkOn policy listen on every interface,
+// not only localhost, so other hosts can connect to the child.
+func ListenAnyInterface() Option {
+	return optionFunc(func(p *Policy) error { p.listenAny = true; return nil })
 }
 
 // UnixSocket allows connecting to (and binding) the Unix socket at path.
@@ -414,6 +444,9 @@ func (p Policy) with(opts []Option) (Policy, error) {
 	if err := q.checkBroad(); err != nil {
 		return Policy{}, err
 	}
+	if q.listenAny && q.network != NetworkOn {
+		return Policy{}, &Error{Field: "network.listen_any", Err: errors.New("listening on every interface needs network on")}
+	}
 	q.normalize()
 	q.validated = true
 	return q, nil
@@ -471,8 +504,13 @@ func (p Policy) Base() Base { return p.base }
 // FSRules returns the filesystem rules, merged and sorted by path.
 func (p Policy) FSRules() []FSRule { return slices.Clone(p.fs) }
 
-// Network returns the network mode and the loopback ports (none = any).
+// Network returns the network mode and the localhost ports ([AnyPort]
+// alone = every port; none with NetworkOn = no local service).
 func (p Policy) Network() (NetworkMode, []int) { return p.network, slices.Clone(p.ports) }
+
+// ListensAnyInterface reports whether a NetworkOn policy may listen on
+// every interface rather than localhost only.
+func (p Policy) ListensAnyInterface() bool { return p.listenAny }
 
 // UnixSockets returns the allowed Unix socket paths.
 func (p Policy) UnixSockets() []string { return slices.Clone(p.sockets) }
@@ -543,8 +581,14 @@ func (p Policy) String() string {
 		fmt.Fprintf(&b, " %s", r)
 	}
 	fmt.Fprintf(&b, "; network %s", p.network)
-	if len(p.ports) > 0 {
+	switch {
+	case len(p.ports) == 1 && p.ports[0] == AnyPort:
+		b.WriteString(" [any port]")
+	case len(p.ports) > 0:
 		fmt.Fprintf(&b, " %v", p.ports)
+	}
+	if p.listenAny {
+		b.WriteString(" listening on any interface")
 	}
 	if len(p.sockets) > 0 {
 		fmt.Fprintf(&b, "; unix %s", strings.Join(p.sockets, ", "))
