@@ -123,6 +123,8 @@ func (cmd *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
+	// The child's own terminal, and no other, is granted per spawn.
+	grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
 	if cmd.cage.policy.ExecTargetOnly() {
 		// The profile names the target as the kernel sees it.
 		res, err := r.Resolve(cmd.Path)

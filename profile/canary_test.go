@@ -199,7 +199,8 @@ func TestBaseV1Necessities(t *testing.T) {
 		{Op: "file-read-data", Path: "/private/var/select/sh"},
 		{Op: "file-read-data", Path: "/dev/null"},
 		{Op: "file-write-data", Path: "/dev/null"},
-		{Op: "file-ioctl", Path: "/dev/ttys003"},
+		{Op: "file-ioctl", Path: "/dev/tty"},
+		{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{profile.ExtensionReadWrite}},
 		{Op: "file-read-data", Path: "/private/var/db/timezone/zoneinfo/Europe/Berlin"},
 		{Op: "file-read-metadata", Path: "/private/var"},
 		{Op: "sysctl-read", Name: "kern.osrelease"},
@@ -212,6 +213,7 @@ func TestBaseV1Necessities(t *testing.T) {
 		{Op: "file-read-metadata", Path: home + "/.ssh"},
 		{Op: "file-write-data", Path: "/private/tmp/x"},
 		{Op: "file-read-data", Path: "/private/var/folders/ab/T/x"},
+		{Op: "file-read-data", Path: "/dev/ttys004"},
 		{Op: "network-outbound", Addr: "93.184.216.34:443"},
 		{Op: "network-outbound", Addr: "localhost:8080"},
 		{Op: "sysctl-read", Name: "kern.procargs2"},
@@ -484,5 +486,38 @@ func TestCanaryLocalServices(t *testing.T) {
 	}
 	if _, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback), profile.ListenAnyInterface()); err == nil {
 		t.Error("ListenAnyInterface without network on was accepted")
+	}
+}
+
+// Terminals (issue 12 item 2): the child may use only its own terminal,
+// which the cage grants per spawn as a read-write extension; every other
+// pty (another terminal's input: passwords typed into sudo or ssh) is
+// refused. /dev/tty is the child's controlling terminal, whatever it is.
+func TestCanaryOtherTerminals(t *testing.T) {
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := []string{profile.ExtensionReadWrite}
+	cases := []struct {
+		access sim.Access
+		allow  bool
+	}{
+		{sim.Access{Op: "file-read-data", Path: "/dev/ttys004"}, false},
+		{sim.Access{Op: "file-write-data", Path: "/dev/ttys004"}, false},
+		{sim.Access{Op: "file-ioctl", Path: "/dev/ttys004"}, false},
+		{sim.Access{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: own}, true},
+		{sim.Access{Op: "file-read-data", Path: "/dev/ttys003", Extensions: own}, true},
+		{sim.Access{Op: "file-write-data", Path: "/dev/ttys003", Extensions: own}, true},
+		{sim.Access{Op: "file-ioctl", Path: "/dev/tty"}, true},
+		{sim.Access{Op: "file-read-data", Path: "/dev/ptmx"}, false},
+		{sim.Access{Op: "pseudo-tty"}, false},
+		// The ioctl grant is for terminals only, not every granted file.
+		{sim.Access{Op: "file-ioctl", Path: "/private/tmp/granted/f", Extensions: own}, false},
+	}
+	for _, tc := range cases {
+		if d := decide(t, p, tc.access); d.Allowed != tc.allow {
+			t.Errorf("%s (extensions %v): %s, want allowed %v", tc.access, tc.access.Extensions, d, tc.allow)
+		}
 	}
 }

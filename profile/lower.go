@@ -192,6 +192,8 @@ func headerRules() []sbpl.Rule {
 			Comment: "read grants bound per spawn as sandbox extensions"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionReadWrite)},
 			Comment: "read-write grants bound per spawn as sandbox extensions"},
+		{Effect: sbpl.Allow, Ops: []string{"file-ioctl"}, Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("extension", ExtensionReadWrite), sbpl.F("regex", `^/dev/ttys[0-9]+$`))},
+			Comment: "the child's own terminal, granted per spawn read-write: tty ioctls a shell needs (tcgetattr, TIOCGWINSZ); no other terminal is named"},
 	}
 }
 

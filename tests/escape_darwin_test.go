@@ -197,13 +197,15 @@ func TestEscapeSpecificAllow(t *testing.T) {
 // TestEscapeTIOCSTI (R-35): in the default new session, the child cannot
 // push input into the terminal it was given (TIOCSTI needs the controlling
 // terminal).
-func TestEscapeTIOCSTI(t *testing.T) {
-	requireUnsandboxed(t)
+// openPTY opens a pseudo-terminal pair the test process does not take as
+// its controlling terminal.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer master.Close()
+	t.Cleanup(func() { master.Close() })
 	// TIOCPTYGRANT _IO('t', 84), TIOCPTYUNLK _IO('t', 82), TIOCPTYGNAME
 	// _IOC(IOC_OUT, 't', 83, 128) [confirmed: xnu bsd/sys/ttycom.h].
 	fd := int(master.Fd())
@@ -218,12 +220,17 @@ func TestEscapeTIOCSTI(t *testing.T) {
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), 0x40807453, uintptr(unsafe.Pointer(&name[0]))); e != 0 {
 		t.Fatalf("TIOCPTYGNAME: %v", e)
 	}
-	slavePath := string(name[:indexNUL(name)])
-	slave, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
+	slave, err = os.OpenFile(string(name[:indexNUL(name)]), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer slave.Close()
+	t.Cleanup(func() { slave.Close() })
+	return master, slave
+}
+
+func TestEscapeTIOCSTI(t *testing.T) {
+	requireUnsandboxed(t)
+	master, slave := openPTY(t)
 
 	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
 	ctx := t.Context()
@@ -233,7 +240,7 @@ func TestEscapeTIOCSTI(t *testing.T) {
 	cmd.Stdin = slave
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	if err == nil || strings.Contains(out.String(), "injected") {
 		t.Fatalf("TIOCSTI succeeded from a cage (stdout %q, stderr %q)", out.String(), errb.String())
 	}
@@ -282,4 +289,29 @@ func TestEscapeContainerEngine(t *testing.T) {
 	o, e, err := run(t, c, "/usr/bin/perl", "-MIO::Socket::UNIX", "-e",
 		fmt.Sprintf(`IO::Socket::UNIX->new(Peer => "%s") or die "$!\n"`, sock))
 	mustRefuse(t, "connecting to Docker's socket", o, e, err)
+}
+
+// TestEscapeOtherTerminal (R-40): a child given one terminal can use it
+// (stty's ioctls) but can neither read nor write another one, where a
+// password typed into sudo or ssh would be.
+func TestEscapeOtherTerminal(t *testing.T) {
+	requireUnsandboxed(t)
+	_, own := openPTY(t)
+	_, other := openPTY(t)
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	runOn := func(name string, args ...string) (string, string, error) {
+		cmd := c.Command(t.Context(), name, args...)
+		cmd.Stdin = own
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return out.String(), errb.String(), err
+	}
+	if o, e, err := runOn("/bin/stty", "-g"); err != nil {
+		t.Fatalf("stty on the child's own terminal: %v (%s%s)", err, o, e)
+	}
+	for _, mode := range []string{"<", ">"} {
+		o, e, err := runOn("/usr/bin/perl", "-e", fmt.Sprintf(`open(my $f, "%s", "%s") or die "$!\n"; print "opened\n"`, mode, other.Name()))
+		mustRefuse(t, "opening another terminal with "+mode, o, e, err)
+	}
 }
