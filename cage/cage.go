@@ -26,7 +26,8 @@ type Cage struct {
 	cfg      config
 	resolver *pathresolve.Resolver
 	home     string
-	zdotdir  string // zsh's $ZDOTDIR, kernel spelling; "" = unset
+	zdotdir  string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
+	trees    []pathresolve.Tree // the policy's subpath trees, kernel spelling
 	rewrites []Rewrite
 	plan     *profile.Plan
 	text     string
@@ -180,6 +181,7 @@ func (c *Cage) resolve() error {
 	refuseCaseSensitive := hostEnforces || c.cfg.fsSet
 	c.resolvedMap = map[string]string{}
 	links := map[string]bool{}
+	results := map[string]pathresolve.Result{}
 	inputs := append(c.policy.Paths(), home)
 	// zsh reads its startup files from $ZDOTDIR; the user's later shells
 	// see the caller's value.
@@ -204,6 +206,7 @@ func (c *Cage) resolve() error {
 			return &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
 		c.resolvedMap[p] = res.Path
+		results[p] = res
 		c.rewrites = append(c.rewrites, res.Rewrites...)
 		for _, l := range res.Links {
 			links[l] = true
@@ -219,6 +222,18 @@ func (c *Cage) resolve() error {
 		c.links = append(c.links, l)
 	}
 	slices.Sort(c.links)
+	// A link that could redirect a policy path is refused unless accepted
+	// (pathresolve.CheckLinks); the home directory is the caller's own.
+	for _, r := range c.policy.FSRules() {
+		if r.Target == profile.Subpath {
+			c.trees = append(c.trees, pathresolve.Tree{Path: c.resolvedMap[r.Path], Writable: r.Access&profile.AccessWrite != 0})
+		}
+	}
+	for _, p := range c.policy.Paths() {
+		if err := pathresolve.CheckLinks(results[p], c.trees, c.cfg.acceptedLink); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -237,9 +238,13 @@ type grant struct {
 }
 
 // resolveGrants resolves each grant to its kernel spelling through r (see
-// grantResolver) and refuses grants on case-sensitive volumes.
+// grantResolver), refuses grants on case-sensitive volumes and grants
+// through a suspect link (pathresolve.CheckLinks, with the policy's trees
+// and this spawn's grants as trees).
 func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, error) {
 	var out []grant
+	var results []pathresolve.Result
+	trees := slices.Clone(c.trees)
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
 		if err != nil {
@@ -248,11 +253,18 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 		if res.CaseSensitive {
 			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
+		results = append(results, res)
+		trees = append(trees, pathresolve.Tree{Path: res.Path, Writable: g.Write})
 		class := profile.ExtensionRead
 		if g.Write {
 			class = profile.ExtensionReadWrite
 		}
 		out = append(out, grant{path: res.Path, class: class})
+	}
+	for _, res := range results {
+		if err := pathresolve.CheckLinks(res, trees, c.cfg.acceptedLink); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

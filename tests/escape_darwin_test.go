@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -313,5 +314,32 @@ func TestEscapeOtherTerminal(t *testing.T) {
 	for _, mode := range []string{"<", ">"} {
 		o, e, err := runOn("/usr/bin/perl", "-e", fmt.Sprintf(`open(my $f, "%s", "%s") or die "$!\n"; print "opened\n"`, mode, other.Name()))
 		mustRefuse(t, "opening another terminal with "+mode, o, e, err)
+	}
+}
+
+// TestEscapePlantedLink (R-41): a link a caged child planted in a writable
+// tree (build/cache -> the home directory) does not turn a later grant of
+// the cache into a grant of the home directory.
+func TestEscapePlantedLink(t *testing.T) {
+	requireUnsandboxed(t)
+	home := tempHome(t)
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "build"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := newCage(t, policy(t, profile.ReadWrite(proj)), cage.WithHome(home))
+	cache := filepath.Join(proj, "build", "cache")
+	if o, e, err := run(t, c, "/bin/ln", "-s", home, cache); err != nil {
+		t.Fatalf("planting the link inside the writable tree: %v (%s%s)", err, o, e)
+	}
+	_, err := cage.New(policy(t, profile.ReadWrite(proj), profile.ReadWrite(cache)), cage.WithHome(home))
+	var le *cage.LinkError
+	if !errors.As(err, &le) || le.Link != cache {
+		t.Fatalf("a later policy through the planted link: %v, want a *cage.LinkError naming %s", err, cache)
+	}
+	cmd := c.Command(t.Context(), "/bin/ls", cache+"/")
+	cmd.Grants = []cage.Grant{{Path: cache, Write: true}}
+	if err := cmd.Run(); !errors.As(err, &le) {
+		t.Fatalf("a grant through the planted link: %v, want a *cage.LinkError", err)
 	}
 }
