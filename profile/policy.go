@@ -140,7 +140,11 @@ const (
 	// ProcessAccess refuses other processes' arguments, environment and
 	// information, signals to them and their task ports (the seed's R-25).
 	ProcessAccess Class = "process-access"
-	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...).
+	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...),
+	// reads and writes. Waiving it also reopens writes there, and some of
+	// those files run programs: ~/.ssh/config (ProxyCommand,
+	// LocalCommand), ~/.aws/config (credential_process) and ~/.kube/config
+	// (exec credential plugins) are trust handoffs too.
 	Secrets Class = "secrets"
 	// TrustHandoff refuses files another program will later run as the
 	// user: git hooks and config, shell startup files, launch agents.
@@ -299,7 +303,10 @@ func ExecTargetOnly() Option {
 	return optionFunc(func(p *Policy) error { p.execOnly = true; return nil })
 }
 
-// Waive lifts hard-deny classes by name.
+// Waive lifts hard-deny classes by name. Waiving [Secrets] also reopens
+// writes to ~/.ssh/config, ~/.aws/config and ~/.kube/config, whose
+// ProxyCommand, credential_process and exec plugins run programs as the
+// user (see docs/threat-model.md, R-30).
 func Waive(classes ...Class) Option {
 	return optionFunc(func(p *Policy) error {
 		for _, c := range classes {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -341,5 +342,83 @@ func TestEscapePlantedLink(t *testing.T) {
 	cmd.Grants = []cage.Grant{{Path: cache, Write: true}}
 	if err := cmd.Run(); !errors.As(err, &le) {
 		t.Fatalf("a grant through the planted link: %v, want a *cage.LinkError", err)
+	}
+}
+
+// TestEscapeLocalService (R-42): with the network on, a service listening
+// on localhost (an inspector, Docker over TCP) is unreachable unless the
+// policy names its port; loopback mode reaches only its named ports.
+func TestEscapeLocalService(t *testing.T) {
+	requireUnsandboxed(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := fmt.Sprintf(`IO::Socket::INET->new(PeerAddr => "127.0.0.1:%d") or die "$!\n"`, port)
+	for _, tc := range []struct {
+		name  string
+		net   profile.Option
+		allow bool
+	}{
+		{"on", profile.Network(profile.NetworkOn), false},
+		{"on with the port", profile.Network(profile.NetworkOn, port), true},
+		{"loopback, another port", profile.Network(profile.NetworkLoopback, port+1), false},
+		{"loopback with the port", profile.Network(profile.NetworkLoopback, port), true},
+	} {
+		c := newCage(t, policy(t, tc.net), cage.WithHome(tempHome(t)))
+		o, e, err := run(t, c, "/usr/bin/perl", "-MIO::Socket::INET", "-e", connect)
+		if tc.allow {
+			if err != nil {
+				t.Errorf("%s: connecting to the named port: %v (%s%s)", tc.name, err, o, e)
+			}
+			continue
+		}
+		mustRefuse(t, tc.name+": connecting to a local service", o, e, err)
+	}
+}
+
+// TestEscapeSystemServices (R-6): even with every Mach service and new
+// pseudo-terminals allowed by accepted Seatbelt-layer rules, the
+// service-manager class refuses a new pty and the secrets class the
+// pasteboard.
+func TestEscapeSystemServices(t *testing.T) {
+	requireUnsandboxed(t)
+	c := newCage(t, policy(t, profile.AcceptBroad(profile.BroadMachLookup),
+		profile.Seatbelt(`(allow mach-lookup)
+(allow pseudo-tty)
+(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))`)), cage.WithHome(tempHome(t)))
+	o, e, err := run(t, c, "/usr/bin/script", "-q", "/dev/null", "/usr/bin/true")
+	mustRefuse(t, "opening a new pseudo-terminal", o, e, err)
+
+	// The pasteboard: a caged pbcopy must not reach it. Checked from
+	// outside, against a value this test put there first.
+	mark := "procage-" + strconv.Itoa(os.Getpid())
+	setPB := func(s string) error {
+		cmd := exec.Command("/usr/bin/pbcopy")
+		cmd.Stdin = strings.NewReader(s)
+		return cmd.Run()
+	}
+	if err := setPB(mark + "-outside"); err != nil {
+		t.Fatalf("pbcopy outside the cage: %v", err)
+	}
+	if got, err := exec.Command("/usr/bin/pbpaste").Output(); err != nil || string(got) != mark+"-outside" {
+		t.Skipf("no pasteboard in this session (pbpaste %q, %v); the sim canary covers the rule", got, err)
+	}
+	cmd := c.Command(t.Context(), "/usr/bin/pbcopy")
+	cmd.Stdin = strings.NewReader(mark + "-inside")
+	_ = cmd.Run()
+	if got, _ := exec.Command("/usr/bin/pbpaste").Output(); string(got) != mark+"-outside" {
+		t.Errorf("a caged pbcopy changed the pasteboard to %q", got)
 	}
 }
