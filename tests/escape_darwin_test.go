@@ -39,8 +39,15 @@ func TestEscapeSecrets(t *testing.T) {
 	requireUnsandboxed(t)
 	home := tempHome(t)
 	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "KEY")
+	for _, n := range []string{".npmrc", ".git-credentials", ".config/gh/hosts.yml", "Library/Cookies/Cookies.binarycookies"} {
+		writeFile(t, filepath.Join(home, n), "TOKEN")
+	}
 	c := newCage(t, policy(t, profile.Read(home)), cage.WithHome(home))
-	for _, p := range []string{filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, ".SSH", "ID_RSA")} {
+	for _, p := range []string{
+		filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, ".SSH", "ID_RSA"),
+		filepath.Join(home, ".npmrc"), filepath.Join(home, ".git-credentials"),
+		filepath.Join(home, ".config/gh/hosts.yml"), filepath.Join(home, "Library/Cookies/Cookies.binarycookies"),
+	} {
 		o, e, err := run(t, c, "/bin/cat", p)
 		mustRefuse(t, "reading "+p, o, e, err)
 	}
@@ -65,6 +72,36 @@ func TestEscapeTrustHandoffGit(t *testing.T) {
 	mustRefuse(t, "writing a git hook", o, e, err)
 }
 
+// TestEscapeGitRoutes (R-31): every route by which a write inside a
+// writable tree makes the user's git run a program is refused, while the
+// data an ordinary commit writes is not.
+func TestEscapeGitRoutes(t *testing.T) {
+	requireUnsandboxed(t)
+	home := tempHome(t)
+	tree := filepath.Join(home, "project")
+	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/modules/sub/hooks", ".git/worktrees/wt", "plain"} {
+		if err := os.MkdirAll(filepath.Join(tree, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newCage(t, policy(t, profile.ReadWrite(tree)), cage.WithHome(home))
+	for _, p := range []string{
+		".git/commondir", ".git/modules/sub/config", ".git/modules/sub/hooks/post-checkout",
+		".git/worktrees/wt/commondir", ".git/worktrees/wt/config.worktree", ".git/info/attributes",
+		".git/config", "plain/.git", "plain/.GIT",
+	} {
+		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p $(dirname "+filepath.Join(tree, p)+") 2>/dev/null; echo 'gitdir: ../x' > "+filepath.Join(tree, p))
+		mustRefuse(t, "writing "+p, o, e, err)
+	}
+	o, e, err := run(t, c, "/bin/mkdir", filepath.Join(tree, "plain", ".git"))
+	mustRefuse(t, "creating a .git directory", o, e, err)
+	for _, p := range []string{".git/objects/ab/cdef", ".git/index.lock", ".git/refs/heads/main.lock", ".git/COMMIT_EDITMSG"} {
+		if o, e, err := run(t, c, "/bin/sh", "-c", "echo data > "+filepath.Join(tree, p)); err != nil {
+			t.Errorf("writing git's data %s: %v (%s%s)", p, err, o, e)
+		}
+	}
+}
+
 // TestEscapeProcessAccess (R-25): another process's arguments cannot be
 // read (ps is setuid and refused; the argument sysctl is denied), and a
 // process outside the run cannot be signalled.
@@ -81,6 +118,13 @@ func TestEscapeProcessAccess(t *testing.T) {
 	mustRefuse(t, "sysctl kern.procargs2 of the test process", o, e, err)
 	o, e, err = run(t, c, "/bin/sh", "-c", "kill -0 "+strconv.Itoa(os.Getpid()))
 	mustRefuse(t, "signalling a process outside the run", o, e, err)
+
+	// Every process, by {CTL_KERN 1, KERN_PROC 14, KERN_PROC_ALL 0}
+	// [confirmed: xnu bsd/sys/sysctl.h], even with sysctl-read allowed.
+	c = newCage(t, policy(t, profile.Seatbelt(`(allow sysctl-read)`)), cage.WithHome(tempHome(t)))
+	o, e, err = run(t, c, "/usr/bin/perl", "-e",
+		`syscall(202, pack("i3", 1, 14, 0), 3, $b = "\0" x 8388608, $l = pack("Q", 8388608), 0, 0) == 0 or die "$!\n"; print "listed\n"`)
+	mustRefuse(t, "sysctl kern.proc.all", o, e, err)
 }
 
 // TestEscapeServiceManager: the user's service manager is unreachable.
