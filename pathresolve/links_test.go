@@ -19,12 +19,12 @@ func TestCheckLinks(t *testing.T) {
 	must(t, fsys.MkdirAll(home+"/proj/src/v2"))
 	must(t, fsys.MkdirAll(home+"/Library/CloudStorage/Docs"))
 	must(t, fsys.MkdirAll("/Volumes/ext/data"))
-	must(t, fsys.Symlink(home, home+"/proj/build/cache"))                 // to an ancestor
-	must(t, fsys.Symlink("../../.ssh", home+"/proj/build/keys"))          // out of the tree, relative
-	must(t, fsys.Symlink("v2", home+"/proj/src/current"))                 // within the tree
-	must(t, fsys.Symlink("/Volumes/ext/data", home+"/proj/data"))         // out of the tree
+	must(t, fsys.Symlink(home, home+"/proj/build/cache"))             // to an ancestor
+	must(t, fsys.Symlink("../../.ssh", home+"/proj/build/keys"))      // out of the tree, relative
+	must(t, fsys.Symlink("v2", home+"/proj/src/current"))             // within the tree
+	must(t, fsys.Symlink("/Volumes/ext/data", home+"/proj/data"))     // out of the tree
 	must(t, fsys.Symlink("Library/CloudStorage/Docs", home+"/Notes")) // a redirected folder
-	must(t, fsys.Symlink(".", home+"/proj/self"))                         // to itself
+	must(t, fsys.Symlink(".", home+"/proj/self"))                     // to itself
 
 	writable := []pathresolve.Tree{{Path: home + "/proj", Writable: true}}
 	readable := []pathresolve.Tree{{Path: home + "/proj"}}
