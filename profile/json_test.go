@@ -74,3 +74,31 @@ func TestJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+// The issue-12 options round-trip: every local port, listening on every
+// interface, accepted broad allows.
+func TestJSONRoundTripNetworkAndBroad(t *testing.T) {
+	for _, opts := range [][]Option{
+		{Network(NetworkLoopback, AnyPort)},
+		{Network(NetworkOn, AnyPort), ListenAnyInterface()},
+		{Network(NetworkOn, 5432), AcceptBroad(BroadDefault, BroadMachLookup), Seatbelt(`(allow mach-lookup)`)},
+	} {
+		p := mustNew(t, opts...)
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := ParseJSON(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if !p.Equal(q) {
+			t.Errorf("round trip changed the policy:\n%v\n%v", p, q)
+		}
+	}
+	p := mustNew(t, Network(NetworkOn, AnyPort), ListenAnyInterface())
+	data, _ := json.Marshal(p)
+	if want := `"network":{"mode":"on","any_port":true,"listen_any":true}`; !strings.Contains(string(data), want) {
+		t.Errorf("Marshal = %s, want it to contain %s", data, want)
+	}
+}
