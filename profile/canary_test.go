@@ -22,7 +22,7 @@ const home = "/Users/alice"
 func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 	t.Helper()
 	all := append([]profile.Option{
-		profile.ReadWrite(home), profile.ReadWrite("/private/tmp/y"), profile.Network(profile.NetworkOn), profile.Fork(),
+		profile.ReadWrite(home), profile.ReadWrite("/private/tmp/y"), profile.ReadWrite("/dev"), profile.Network(profile.NetworkOn), profile.Fork(),
 		profile.UnixSocket("/private/var/run/docker.sock"),
 		profile.UnixSocket(home + "/.colima/default/docker.sock"),
 		profile.MachLookup("com.apple.SecurityServer"),
@@ -33,7 +33,8 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 (allow process-info-pidinfo process-info-listpids)
 (allow sysctl-read)
 (allow mach-lookup (global-name-prefix "com.apple."))
-(allow lsopen job-creation iokit-open-user-client pseudo-tty file-mount file-unmount)`),
+(allow lsopen job-creation iokit-open-user-client pseudo-tty file-mount file-unmount)
+(allow file-ioctl (subpath "/dev"))`),
 	}, opts...)
 	p, err := profile.New(profile.BaseV1, all...)
 	if err != nil {
@@ -519,5 +520,20 @@ func TestCanaryOtherTerminals(t *testing.T) {
 		if d := decide(t, p, tc.access); d.Allowed != tc.allow {
 			t.Errorf("%s (extensions %v): %s, want allowed %v", tc.access, tc.access.Extensions, d, tc.allow)
 		}
+	}
+}
+
+// Even a policy that grants /dev does not reach other terminals: the
+// process-access class denies every pty the spawn did not grant.
+func TestCanaryOtherTerminalsUnderDevGrant(t *testing.T) {
+	runCanaries(t, profile.ProcessAccess, []canary{
+		{"read another terminal", sim.Access{Op: "file-read-data", Path: "/dev/ttys004"}},
+		{"write another terminal", sim.Access{Op: "file-write-data", Path: "/dev/ttys004"}},
+		{"ioctl another terminal", sim.Access{Op: "file-ioctl", Path: "/dev/ttys004"}},
+	})
+	p := broad(t)
+	own := sim.Access{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{profile.ExtensionReadWrite}}
+	if d := decide(t, p, own); !d.Allowed {
+		t.Errorf("%s with the spawn's grant: %s", own, d)
 	}
 }

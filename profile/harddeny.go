@@ -21,8 +21,8 @@ import (
 //   - process-access (R-25): the argument sysctls (kern.procargs*), the
 //     process-listing sysctls (kern.proc.all and the per-uid, per-tty
 //     lists), other processes' information, signals and task ports outside
-//     the run, the sysmond service behind ps and pgrep, and creating setuid
-//     files. Executing setuid programs is refused by the kernel in any cage
+//     the run, the sysmond service behind ps and pgrep, terminals the spawn
+//     did not grant, and creating setuid files. Executing setuid programs is refused by the kernel in any cage
 //     (forbidden-exec-sugid) whether or not the class is waived.
 //   - secrets: credential stores (~/.ssh, ~/.aws, ~/.gnupg, cloud and
 //     package-registry tokens, browser profiles and cookies), the keychains
@@ -86,6 +86,9 @@ func processAccessRules() []sbpl.Rule {
 			Comment: "R-25: task ports of processes outside the run (task_for_pid, task_name_for_pid; Codex base policy)"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name-prefix", "com.apple.sysmond")},
 			Comment: "R-25: sysmond lists every process for pgrep and ps (openai/codex#23505)"},
+		{Effect: sbpl.Deny, Ops: []string{"file-read*", "file-write*", "file-ioctl"}, Filters: []*sbpl.Filter{sbpl.F("require-all",
+			sbpl.F("regex", `^/dev/ttys[0-9]+$`), sbpl.F("require-not", sbpl.F("extension", ExtensionReadWrite)))},
+			Comment: "R-40: other terminals (where a password typed into sudo or ssh is read), even under a /dev grant; the spawn grants its own terminal as an extension"},
 		{Effect: sbpl.Deny, Ops: []string{"file-write-setugid"},
 			Comment: "no setuid or setgid files (Nix sandbox-defaults.sb); executing setuid programs is refused by the kernel in any cage (forbidden-exec-sugid)"},
 	}
