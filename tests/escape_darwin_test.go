@@ -344,7 +344,17 @@ func TestEscapeOtherTerminal(t *testing.T) {
 	requireUnsandboxed(t)
 	_, own := openPTY(t)
 	_, other := openPTY(t)
-	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	// Also under a policy granting /dev: the process-access class decides.
+	for _, c := range []*cage.Cage{
+		newCage(t, policy(t), cage.WithHome(tempHome(t))),
+		newCage(t, policy(t, profile.ReadWrite("/dev")), cage.WithHome(tempHome(t))),
+	} {
+		otherTerminal(t, c, own, other)
+	}
+}
+
+func otherTerminal(t *testing.T, c *cage.Cage, own, other *os.File) {
+	t.Helper()
 	runOn := func(name string, args ...string) (string, string, error) {
 		cmd := c.Command(t.Context(), name, args...)
 		cmd.Stdin = own
