@@ -344,10 +344,12 @@ func TestEscapeOtherTerminal(t *testing.T) {
 	requireUnsandboxed(t)
 	_, own := openPTY(t)
 	_, other := openPTY(t)
-	// Also under a policy granting /dev: the process-access class decides.
+	// Also under a rule granting every pty (a regex, so no path of a
+	// possibly case-sensitive devfs is resolved): the process-access class
+	// decides.
 	for _, c := range []*cage.Cage{
 		newCage(t, policy(t), cage.WithHome(tempHome(t))),
-		newCage(t, policy(t, profile.ReadWrite("/dev")), cage.WithHome(tempHome(t))),
+		newCage(t, policy(t, profile.Seatbelt(`(allow file-read* file-write* file-ioctl (regex #"^/dev/ttys[0-9]+$"))`)), cage.WithHome(tempHome(t))),
 	} {
 		otherTerminal(t, c, own, other)
 	}
