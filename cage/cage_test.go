@@ -19,6 +19,7 @@ import (
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/pathresolve/pathresolvetest"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sim"
 )
 
 func TestNewAlreadySandboxed(t *testing.T) {
@@ -550,6 +551,12 @@ func TestPlantedLinkRefused(t *testing.T) {
 	}
 	if !strings.Contains(c.Plan(), `(subpath "/Users/me")`) {
 		t.Errorf("the accepted link's target is not in the plan")
+	}
+	// What the refusal prevents: through the link, the whole home directory
+	// is writable (simulator).
+	d, err := sim.Decide(c.PlanRules().Profile, sim.Access{Op: "file-write-data", Path: home + "/notes.txt"})
+	if err != nil || !d.Allowed {
+		t.Errorf("with the link accepted, writing the home directory: %v, %v; the canary no longer shows the redirect", d, err)
 	}
 
 	// The same link as a grant of a spawn.
