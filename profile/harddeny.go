@@ -97,16 +97,18 @@ func processAccessRules() []sbpl.Rule {
 // secretPaths are the user's credential stores, relative to home; a
 // trailing "/" marks a tree. Each holds a token or key its tool documents
 // there: git's credential store (git-credential-store(1)), GitHub CLI's
-// hosts.yml, npm's and PyPI's auth tokens (npmrc(5), .pypirc), Cargo's
+// hosts.yml and Copilot's token, npm's and PyPI's auth tokens (npmrc(5), .pypirc), Cargo's
 // registry token (The Cargo Book, credentials), the Azure CLI's tokens;
 // browser profiles hold cookies and saved passwords, ~/Library/Cookies the
 // system cookie store.
 var secretPaths = []string{
 	".aws/", ".azure/", ".cargo/credentials", ".cargo/credentials.toml", ".config/gcloud/", ".config/gh/",
 	".docker/config.json", ".git-credentials", ".gnupg/", ".kube/", ".netrc", ".npmrc", ".pypirc", ".ssh/",
-	"Library/Application Support/BraveSoftware/", "Library/Application Support/Chromium/",
+	".config/github-copilot/",
+	"Library/Application Support/Arc/", "Library/Application Support/BraveSoftware/", "Library/Application Support/Chromium/",
 	"Library/Application Support/Firefox/", "Library/Application Support/Google/Chrome/",
-	"Library/Application Support/Microsoft Edge/", "Library/Cookies/", "Library/Keychains/", "Library/Safari/",
+	"Library/Application Support/Microsoft Edge/", "Library/Application Support/Vivaldi/",
+	"Library/Cookies/", "Library/Keychains/", "Library/Safari/",
 }
 
 // keychainServices hand out keychain items whatever the file rules say
