@@ -224,13 +224,19 @@ func (c *Cage) resolve() error {
 	slices.Sort(c.links)
 	// A link that could redirect a policy path is refused unless accepted
 	// (pathresolve.CheckLinks); the home directory is the caller's own.
+	written := map[string]bool{}
 	for _, r := range c.policy.FSRules() {
+		write := r.Access&profile.AccessWrite != 0
+		written[r.Path] = written[r.Path] || write
 		if r.Target == profile.Subpath {
-			c.trees = append(c.trees, pathresolve.Tree{Path: c.resolvedMap[r.Path], Writable: r.Access&profile.AccessWrite != 0})
+			c.trees = append(c.trees, pathresolve.Tree{Path: c.resolvedMap[r.Path], Writable: write})
 		}
 	}
+	for _, p := range c.policy.UnixSockets() {
+		written[p] = true // bound and connected to
+	}
 	for _, p := range c.policy.Paths() {
-		if err := pathresolve.CheckLinks(results[p], c.trees, c.cfg.acceptedLink); err != nil {
+		if err := pathresolve.CheckLinks(results[p], written[p], c.trees, c.cfg.acceptedLink); err != nil {
 			return err
 		}
 	}

@@ -244,6 +244,7 @@ type grant struct {
 func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, error) {
 	var out []grant
 	var results []pathresolve.Result
+	var writes []bool
 	trees := slices.Clone(c.trees)
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
@@ -253,7 +254,7 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 		if res.CaseSensitive {
 			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
-		results = append(results, res)
+		results, writes = append(results, res), append(writes, g.Write)
 		trees = append(trees, pathresolve.Tree{Path: res.Path, Writable: g.Write})
 		class := profile.ExtensionRead
 		if g.Write {
@@ -261,8 +262,8 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 		}
 		out = append(out, grant{path: res.Path, class: class})
 	}
-	for _, res := range results {
-		if err := pathresolve.CheckLinks(res, trees, c.cfg.acceptedLink); err != nil {
+	for i, res := range results {
+		if err := pathresolve.CheckLinks(res, writes[i], trees, c.cfg.acceptedLink); err != nil {
 			return nil, err
 		}
 	}

@@ -19,8 +19,9 @@ var ErrSuspectLink = errors.New("path resolves through a link a caged child coul
 // LinkError reports a policy path or grant whose resolution passes through
 // a symbolic link that could redirect it: a link inside a tree the policy
 // grants, leading out of that tree (in a writable tree a caged child could
-// have planted it, in this run or an earlier one), or a link leading to one
-// of its own ancestors (proj/build/cache -> $HOME turns a grant of the
+// have planted it, in this run or an earlier one) or moving a write grant
+// within a tree the child may only read, or a link leading to one of its
+// own ancestors (proj/build/cache -> $HOME turns a grant of the
 // cache into a grant of the home directory). errors.Is(err,
 // [ErrSuspectLink]) holds.
 type LinkError struct {
@@ -44,10 +45,12 @@ func (e *LinkError) Error() string {
 // Is reports whether target is [ErrSuspectLink].
 func (e *LinkError) Is(target error) bool { return target == ErrSuspectLink }
 
-// CheckLinks refuses a resolution res that passes through a symbolic link
-// which could redirect it (see [LinkError]): a link strictly inside one of
-// trees while res.Path lies outside that tree, or a link that leads to its
-// own ancestor (or itself). A link for which accepted
+// CheckLinks refuses a resolution res, of a path granted write if write is
+// set, that passes through a symbolic link which could redirect it (see
+// [LinkError]): a link strictly inside one of trees while res.Path lies
+// outside that tree (or, for a write grant, inside a tree that is not
+// writable: the link would move the write to another part of it), or a
+// link that leads to its own ancestor (or itself). A link for which accepted
 // returns true (nil accepts none) is the caller's explicit choice and is
 // not checked. Paths are compared case-insensitively, as Seatbelt and the
 // default macOS volume compare them.
@@ -55,7 +58,7 @@ func (e *LinkError) Is(target error) bool { return target == ErrSuspectLink }
 // A link outside every tree that leads elsewhere (a symlinked home, the
 // /tmp and /var links, a redirected ~/Documents) passes: nothing in the
 // policy lets a child plant it.
-func CheckLinks(res Result, trees []Tree, accepted func(link string) bool) error {
+func CheckLinks(res Result, write bool, trees []Tree, accepted func(link string) bool) error {
 	for _, rw := range res.Rewrites {
 		if rw.Reason != ReasonSymlink {
 			continue
@@ -73,7 +76,7 @@ func CheckLinks(res Result, trees []Tree, accepted func(link string) bool) error
 		// A writable tree first, so the error names the worst case.
 		for _, w := range []bool{true, false} {
 			for _, t := range trees {
-				if t.Writable == w && link != t.Path && within(link, t.Path) && !within(res.Path, t.Path) {
+				if t.Writable == w && link != t.Path && within(link, t.Path) && (!within(res.Path, t.Path) || write && !t.Writable) {
 					return fail(t)
 				}
 			}

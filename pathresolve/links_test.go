@@ -32,33 +32,38 @@ func TestCheckLinks(t *testing.T) {
 		name  string
 		path  string
 		trees []pathresolve.Tree
+		write bool
 		want  *pathresolve.LinkError // nil: accepted
 	}{
-		{"cache to home, tree writable", home + "/proj/build/cache", writable,
+		{"cache to home, tree writable", home + "/proj/build/cache", writable, false,
 			&pathresolve.LinkError{Path: home + "/proj/build/cache", Link: home + "/proj/build/cache", Resolved: home}},
-		{"cache to home, no tree", home + "/proj/build/cache", nil,
+		{"cache to home, no tree", home + "/proj/build/cache", nil, false,
 			&pathresolve.LinkError{Path: home + "/proj/build/cache", Link: home + "/proj/build/cache", Resolved: home}},
-		{"below the cache link", home + "/proj/build/cache/.aws", nil,
+		{"below the cache link", home + "/proj/build/cache/.aws", nil, false,
 			&pathresolve.LinkError{Path: home + "/proj/build/cache/.aws", Link: home + "/proj/build/cache", Resolved: home + "/.aws"}},
-		{"out of a writable tree", home + "/proj/build/keys", writable,
+		{"out of a writable tree", home + "/proj/build/keys", writable, false,
 			&pathresolve.LinkError{Path: home + "/proj/build/keys", Link: home + "/proj/build/keys", Resolved: home + "/.ssh", Tree: home + "/proj", Writable: true}},
-		{"out of a readable tree", home + "/proj/data", readable,
+		{"out of a readable tree", home + "/proj/data", readable, false,
 			&pathresolve.LinkError{Path: home + "/proj/data", Link: home + "/proj/data", Resolved: "/Volumes/ext/data", Tree: home + "/proj"}},
-		{"case variant of the tree", home + "/PROJ/data", writable,
+		{"case variant of the tree", home + "/PROJ/data", writable, false,
 			&pathresolve.LinkError{Path: home + "/PROJ/data", Link: home + "/PROJ/data", Resolved: "/Volumes/ext/data", Tree: home + "/proj", Writable: true}},
-		{"to itself", home + "/proj/self", nil,
+		{"to itself", home + "/proj/self", nil, false,
 			&pathresolve.LinkError{Path: home + "/proj/self", Link: home + "/proj/self", Resolved: home + "/proj"}},
-		{"within the tree", home + "/proj/src/current", writable, nil},
-		{"out of the tree, link outside every tree", home + "/proj/data", nil, nil},
-		{"redirected folder", home + "/Notes", []pathresolve.Tree{{Path: home + "/proj", Writable: true}}, nil},
-		{"the root links", "/tmp/x", []pathresolve.Tree{{Path: "/private/tmp", Writable: true}}, nil},
-		{"no link", home + "/proj/build", writable, nil},
+		{"within the tree", home + "/proj/src/current", writable, false, nil},
+		{"write within a writable tree", home + "/proj/src/current", writable, true, nil},
+		{"read within a readable tree", home + "/proj/src/current", readable, false, nil},
+		{"write within a readable tree", home + "/proj/src/current", readable, true,
+			&pathresolve.LinkError{Path: home + "/proj/src/current", Link: home + "/proj/src/current", Resolved: home + "/proj/src/v2", Tree: home + "/proj"}},
+		{"out of the tree, link outside every tree", home + "/proj/data", nil, false, nil},
+		{"redirected folder", home + "/Notes", []pathresolve.Tree{{Path: home + "/proj", Writable: true}}, false, nil},
+		{"the root links", "/tmp/x", []pathresolve.Tree{{Path: "/private/tmp", Writable: true}}, false, nil},
+		{"no link", home + "/proj/build", writable, false, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := r.Resolve(tc.path)
 			must(t, err)
-			err = pathresolve.CheckLinks(res, tc.trees, nil)
+			err = pathresolve.CheckLinks(res, tc.write, tc.trees, nil)
 			if tc.want == nil {
 				if err != nil {
 					t.Fatalf("CheckLinks(%s) = %v, want nil", tc.path, err)
@@ -73,7 +78,7 @@ func TestCheckLinks(t *testing.T) {
 				t.Errorf("CheckLinks(%s) (-want +got):\n%s", tc.path, diff)
 			}
 			// The caller may accept the link by name.
-			if err := pathresolve.CheckLinks(res, tc.trees, func(l string) bool { return l == le.Link }); err != nil {
+			if err := pathresolve.CheckLinks(res, tc.write, tc.trees, func(l string) bool { return l == le.Link }); err != nil {
 				t.Errorf("CheckLinks(%s) with %s accepted = %v", tc.path, le.Link, err)
 			}
 		})
