@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,7 +78,7 @@ func TestEscapeGitRoutes(t *testing.T) {
 	requireUnsandboxed(t)
 	home := tempHome(t)
 	tree := filepath.Join(home, "project")
-	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/modules/sub/hooks", ".git/worktrees/wt", "plain"} {
+	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/modules/sub/hooks", ".git/worktrees/wt", ".git/info", "plain"} {
 		if err := os.MkdirAll(filepath.Join(tree, d), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +89,7 @@ func TestEscapeGitRoutes(t *testing.T) {
 		".git/worktrees/wt/commondir", ".git/worktrees/wt/config.worktree", ".git/info/attributes",
 		".git/config", "plain/.git", "plain/.GIT",
 	} {
-		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p $(dirname "+filepath.Join(tree, p)+") 2>/dev/null; echo 'gitdir: ../x' > "+filepath.Join(tree, p))
+		o, e, err := run(t, c, "/bin/sh", "-c", "echo 'gitdir: ../x' > "+filepath.Join(tree, p))
 		mustRefuse(t, "writing "+p, o, e, err)
 	}
 	o, e, err := run(t, c, "/bin/mkdir", filepath.Join(tree, "plain", ".git"))
@@ -126,8 +125,9 @@ func TestEscapeProcessAccess(t *testing.T) {
 	// Every process, by {CTL_KERN 1, KERN_PROC 14, KERN_PROC_ALL 0}
 	// [confirmed: xnu bsd/sys/sysctl.h], even with sysctl-read allowed.
 	c = newCage(t, policy(t, profile.Seatbelt(`(allow sysctl-read)`)), cage.WithHome(tempHome(t)))
-	o, e, err = run(t, c, "/usr/bin/perl", "-e",
-		`syscall(202, pack("i3", 1, 14, 0), 3, $b = "\0" x 8388608, $l = pack("Q", 8388608), 0, 0) == 0 or die "$!\n"; print "listed\n"`)
+	procAll := `syscall(202, pack("i3", 1, 14, 0), 3, $b = "\0" x 8388608, $l = pack("Q", 8388608), 0, 0) == 0 or die "$!\n"; print "listed\n"`
+	mustWorkOutside(t, "/usr/bin/perl", "-e", procAll)
+	o, e, err = run(t, c, "/usr/bin/perl", "-e", procAll)
 	mustRefuse(t, "sysctl kern.proc.all", o, e, err)
 }
 
@@ -380,7 +380,9 @@ func otherTerminal(t *testing.T, c *cage.Cage, own, other *os.File) {
 		t.Fatalf("stty on the child's own terminal: %v (%s%s)", err, o, e)
 	}
 	for _, mode := range []string{"<", ">"} {
-		o, e, err := runOn("/usr/bin/perl", "-e", fmt.Sprintf(`open(my $f, "%s", "%s") or die "$!\n"; print "opened\n"`, mode, other.Name()))
+		script := fmt.Sprintf(`open(my $f, "%s", "%s") or die "$!\n"; print "opened\n"`, mode, other.Name())
+		mustWorkOutside(t, "/usr/bin/perl", "-e", script)
+		o, e, err := runOn("/usr/bin/perl", "-e", script)
 		mustRefuse(t, "opening another terminal with "+mode, o, e, err)
 	}
 }
@@ -433,6 +435,7 @@ func TestEscapeLocalService(t *testing.T) {
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
 	connect := fmt.Sprintf(`IO::Socket::INET->new(PeerAddr => "127.0.0.1:%d") or die "$!\n"`, port)
+	mustWorkOutside(t, "/usr/bin/perl", "-MIO::Socket::INET", "-e", connect)
 	for _, tc := range []struct {
 		name  string
 		net   profile.Option
@@ -457,35 +460,15 @@ func TestEscapeLocalService(t *testing.T) {
 
 // TestEscapeSystemServices (R-6): even with every Mach service and new
 // pseudo-terminals allowed by accepted Seatbelt-layer rules, the
-// service-manager class refuses a new pty and the secrets class the
-// pasteboard.
+// service-manager class refuses a new pty. (The Mach names are checked by
+// the simulator canaries: a runner's GUI services are not a given.)
 func TestEscapeSystemServices(t *testing.T) {
 	requireUnsandboxed(t)
 	c := newCage(t, policy(t, profile.AcceptBroad(profile.BroadMachLookup),
 		profile.Seatbelt(`(allow mach-lookup)
 (allow pseudo-tty)
 (allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))`)), cage.WithHome(tempHome(t)))
+	mustWorkOutside(t, "/usr/bin/script", "-q", "/dev/null", "/usr/bin/true")
 	o, e, err := run(t, c, "/usr/bin/script", "-q", "/dev/null", "/usr/bin/true")
 	mustRefuse(t, "opening a new pseudo-terminal", o, e, err)
-
-	// The pasteboard: a caged pbcopy must not reach it. Checked from
-	// outside, against a value this test put there first.
-	mark := "procage-" + strconv.Itoa(os.Getpid())
-	setPB := func(s string) error {
-		cmd := exec.Command("/usr/bin/pbcopy")
-		cmd.Stdin = strings.NewReader(s)
-		return cmd.Run()
-	}
-	if err := setPB(mark + "-outside"); err != nil {
-		t.Fatalf("pbcopy outside the cage: %v", err)
-	}
-	if got, err := exec.Command("/usr/bin/pbpaste").Output(); err != nil || string(got) != mark+"-outside" {
-		t.Skipf("no pasteboard in this session (pbpaste %q, %v); the sim canary covers the rule", got, err)
-	}
-	cmd := c.Command(t.Context(), "/usr/bin/pbcopy")
-	cmd.Stdin = strings.NewReader(mark + "-inside")
-	_ = cmd.Run()
-	if got, _ := exec.Command("/usr/bin/pbpaste").Output(); string(got) != mark+"-outside" {
-		t.Errorf("a caged pbcopy changed the pasteboard to %q", got)
-	}
 }
