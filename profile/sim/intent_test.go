@@ -195,6 +195,10 @@ func hardDenyIntents() []intent {
 		sim.Access{Op: "mach-priv-task-port", Target: "others"},
 		sim.Access{Op: "mach-task-name", Target: "others"},
 		mach("com.apple.sysmond"),
+		sim.Access{Op: "sysctl-read", Name: "kern.proc.all"},
+		sim.Access{Op: "sysctl-read", Name: "kern.proc.uid.501"},
+		sim.Access{Op: "sysctl-read", Name: "kern.proc.ruid.501"},
+		sim.Access{Op: "sysctl-read", Name: "kern.proc.tty.3"},
 	)
 	// R-5: creating setuid or setgid files.
 	add("R-5", pa, file("file-write-setugid", h("bin/tool")), file("file-write-setugid", "/private/tmp/w/tool"))
@@ -205,6 +209,9 @@ func hardDenyIntents() []intent {
 	stores := []string{
 		h(".ssh/id_rsa"), h(".ssh"), h(".aws/credentials"), h(".gnupg/private-keys-v1.d/k.key"),
 		h(".config/gcloud/credentials.db"), h(".kube/config"), h(".docker/config.json"), h(".netrc"),
+		h(".git-credentials"), h(".config/gh/hosts.yml"), h(".config/github-copilot/apps.json"),
+		h(".npmrc"), h(".pypirc"), h(".cargo/credentials.toml"), h(".cargo/credentials"),
+		h(".azure/msal_token_cache.json"), h("Library/Cookies/Cookies.binarycookies"),
 		h("Library/Keychains/login.keychain-db"), "/Library/Keychains/System.keychain",
 	}
 	for _, s := range stores {
@@ -214,12 +221,14 @@ func hardDenyIntents() []intent {
 	}
 	add("R-30", se, file("file-read-data", h(".SSH/id_rsa")), file("file-read-data", h(".Aws/Credentials")))
 	add("R-30", se,
-		dir("file-write-unlink", h(".docker")), dir("file-write-unlink", h(".aws")), dir("file-write-unlink", h(".config/gcloud")))
+		dir("file-write-unlink", h(".aws")), dir("file-write-unlink", h(".config/gcloud")), dir("file-write-unlink", h(".azure")))
 	both := []profile.Class{profile.Secrets, profile.TrustHandoff}
 	add("R-30, R-32", both,
 		dir("file-write-unlink", intentHome), dir("file-write-unlink", "/Users"),
-		dir("file-write-unlink", h(".config")), dir("file-write-unlink", h("Library")))
-	add("R-30", se, mach("com.apple.SecurityServer"), mach("com.apple.securityd.xpc"), mach("com.apple.secd"))
+		dir("file-write-unlink", h(".config")), dir("file-write-unlink", h("Library")),
+		dir("file-write-unlink", h(".docker")), dir("file-write-unlink", h(".cargo")))
+	add("R-30", se, mach("com.apple.SecurityServer"), mach("com.apple.securityd.xpc"), mach("com.apple.secd"),
+		mach("com.apple.ctkd.token-client"), mach("com.apple.pasteboard.1"))
 
 	// R-31: git hooks and config in any writable tree, case folded; renaming
 	// .git away or rewriting a gitdir: file.
@@ -237,6 +246,12 @@ func hardDenyIntents() []intent {
 			file("file-write-data", repo+"/.git/worktrees/wt/config.worktree"),
 			dir("file-write-unlink", repo+"/.git"),
 			file("file-write-data", repo+"/.git"),
+			file("file-write-create", repo+"/.git/commondir"),
+			file("file-write-data", repo+"/.git/modules/sub/config"),
+			file("file-write-create", repo+"/.git/modules/sub/hooks/post-checkout"),
+			file("file-write-create", repo+"/.git/worktrees/wt/commondir"),
+			file("file-write-create", repo+"/.git/worktrees/wt/gitdir"),
+			file("file-write-create", repo+"/sub/.git"),
 		)
 	}
 	// R-32: shell startup files, git's user config, launch agents; link and
@@ -245,6 +260,10 @@ func hardDenyIntents() []intent {
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".bashrc", ".bash_profile", ".bash_login",
 		".bash_logout", ".profile", ".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".gitconfig",
 		".config/fish/config.fish", ".config/git/config", "Library/LaunchAgents/evil.plist",
+		".config/zsh/.zshrc", ".oh-my-zsh/custom/evil.zsh", ".cargo/config.toml", ".cargo/config",
+		".docker/cli-plugins/docker-evil", "Library/Python/3.12/lib/python/site-packages/evil.pth",
+		".local/lib/python3.12/site-packages/usercustomize.py",
+		"Library/Application Support/iTerm2/Scripts/AutoLaunch/evil.py",
 	} {
 		add("R-32", th, file("file-write-data", h(f)), file("file-write-create", h(f)), file("file-write-unlink", h(f)), file("file-link", h(f)))
 	}
@@ -256,6 +275,12 @@ func hardDenyIntents() []intent {
 		mach("com.apple.coreservices.launchservicesd"), mach("com.apple.lsd.mapdb"),
 		mach("com.apple.coreservices.appleevents"), mach("com.apple.xpc.smd"),
 		mach("com.apple.backgroundtaskmanagementagent"),
+		mach("com.apple.CoreServices.coreservicesd"), mach("com.apple.xpc.launchd.domain.user.501"),
+		mach("com.apple.dock.server"), mach("com.apple.windowserver.active"), mach("com.apple.tccd"),
+		mach("com.apple.tccd.system"), mach("com.apple.authd"),
+		sim.Access{Op: "job-creation"}, sim.Access{Op: "pseudo-tty"},
+		sim.Access{Op: "iokit-open-user-client", Name: "IOHIDLibUserClient"},
+		dir("file-mount", "/dev"), dir("file-unmount", intentHome),
 	)
 	// R-34: the container engines' sockets (connect and the socket file)
 	// and Docker's Mach names.
@@ -295,8 +320,11 @@ func intentPolicies() []struct {
 	var machs []profile.Option
 	for _, n := range []string{
 		"com.apple.sysmond", "com.apple.SecurityServer", "com.apple.securityd.xpc", "com.apple.secd",
+		"com.apple.ctkd.token-client", "com.apple.pasteboard.1",
 		"com.apple.coreservices.launchservicesd", "com.apple.lsd.mapdb", "com.apple.coreservices.appleevents",
 		"com.apple.xpc.smd", "com.apple.backgroundtaskmanagementagent", "com.docker.vmnetd", "com.docker.backend",
+		"com.apple.CoreServices.coreservicesd", "com.apple.xpc.launchd.domain.user.501", "com.apple.dock.server",
+		"com.apple.windowserver.active", "com.apple.tccd", "com.apple.tccd.system", "com.apple.authd",
 	} {
 		machs = append(machs, profile.MachLookup(n))
 	}
@@ -304,7 +332,7 @@ func intentPolicies() []struct {
 (allow process-info* signal mach-task* mach-priv-task-port)
 (allow process-info-pidinfo process-info-listpids mach-task-name)
 (allow sysctl-read (sysctl-name-prefix "kern."))
-(allow lsopen appleevent-send)`)
+(allow lsopen appleevent-send job-creation pseudo-tty iokit-open-user-client file-mount file-unmount)`)
 	join := func(parts ...[]profile.Option) []profile.Option { return slices.Concat(parts...) }
 	return []struct {
 		name string
