@@ -386,3 +386,15 @@ var startupFiles = []string{
 	".cshrc", ".gitconfig", ".kshrc", ".login", ".logout", ".profile", ".tcshrc",
 	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
 }
+
+// DenyAll returns a plan for Landlock ABI abi that handles every
+// filesystem right and scope the ABI knows and allows nothing: the apply
+// probe's plan, under which exec of any program must fail with EACCES.
+func DenyAll(abi int) *Plan {
+	abi = max(1, min(abi, MaxABI))
+	pl := &Plan{ABI: abi, MinABI: 1, HandledFS: fsRightsAt(abi)}
+	if abi >= 6 {
+		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
+	}
+	return pl
+}
