@@ -143,7 +143,7 @@ func (c *Cage) resolve() error {
 	} else {
 		r, err := pathresolve.NewHost()
 		if err != nil {
-			return fmt.Errorf("cage: %w", err)
+			return err // names its package and path
 		}
 		c.resolver = r
 	}
@@ -151,7 +151,7 @@ func (c *Cage) resolve() error {
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return fmt.Errorf("cage: finding the home directory the hard-deny classes protect (set it with WithHome): %w", err)
+			return fmt.Errorf("cage: home directory: %w", err)
 		}
 		home = h
 	}
@@ -175,7 +175,7 @@ func (c *Cage) resolve() error {
 		}
 		res, err := c.resolver.Resolve(p)
 		if err != nil {
-			return fmt.Errorf("cage: resolving policy path: %w", err)
+			return err // a *pathresolve.PathError naming the path
 		}
 		if res.CaseSensitive && allows[p] && refuseCaseSensitive {
 			return &CaseSensitiveError{Path: res.Path, Volume: res.Volume}

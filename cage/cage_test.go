@@ -292,8 +292,9 @@ func TestApplyErrorIs(t *testing.T) {
 		if got := errors.Is(err, tt.target); got != tt.want {
 			t.Errorf("errors.Is(ApplyError{%v}, %v) = %v, want %v", tt.errno, tt.target, got, tt.want)
 		}
-		if !strings.Contains(err.Error(), "exec") {
-			t.Errorf("message %q does not name the step", err)
+		// Short and fixed, as os/exec's: the step and the errno.
+		if want := "cage: child step exec: " + tt.errno.Error(); err.Error() != want {
+			t.Errorf("message %q, want %q", err, want)
 		}
 	}
 }
@@ -509,5 +510,39 @@ func TestExecTargetOnlyParams(t *testing.T) {
 	}
 	if plain := keys(plainCage.SpawnParams("/x", "m")); len(plain) != 0 {
 		t.Errorf("a policy without per-spawn parameters binds %v", plain)
+	}
+}
+
+// TestErrorsWrapOnce: an error from another package (pathresolve,
+// profile) is returned with its own prefix, not under "cage: " again.
+func TestErrorsWrapOnce(t *testing.T) {
+	_, homeErr := cage.New(mustPolicy(t), append(simOpts(t), cage.WithHome("home/me"))...)
+	_, limitErr := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}), cage.WithCompileLimit(3))...)
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := c.Command(t.Context(), "/usr/bin/true")
+	cmd.Grants = []cage.Grant{{Path: "rel"}}
+	grantErr := cmd.Start()
+	var pe *pathresolve.PathError
+	var le *cage.LimitError
+	for name, tt := range map[string]struct {
+		err error
+		as  bool
+	}{
+		"home":  {homeErr, errors.As(homeErr, &pe)},
+		"limit": {limitErr, errors.As(limitErr, &le)},
+		"grant": {grantErr, errors.As(grantErr, &pe)},
+	} {
+		if !tt.as {
+			t.Errorf("%s: %v is not the typed error", name, tt.err)
+			continue
+		}
+		for _, pile := range []string{"cage: cage:", "cage: pathresolve:", "cage: profile:"} {
+			if strings.Contains(tt.err.Error(), pile) {
+				t.Errorf("%s: %q piles up prefixes (%q)", name, tt.err, pile)
+			}
+		}
 	}
 }

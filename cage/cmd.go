@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -207,7 +206,7 @@ func (cmd *Cmd) Start() error {
 		// The sandbox names the target as the kernel sees it.
 		res, err := r.Resolve(path)
 		if err != nil {
-			return fmt.Errorf("cage: resolving the target: %w", err)
+			return err // a *pathresolve.PathError naming the target
 		}
 		cmd.execTarget = res.Path
 	}
@@ -531,7 +530,7 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
 		if err != nil {
-			return nil, fmt.Errorf("cage: grant: %w", err)
+			return nil, err // a *pathresolve.PathError naming the grant
 		}
 		if res.CaseSensitive && c.cfg.backend == BackendMacOS {
 			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
@@ -550,7 +549,7 @@ func (c *Cage) grantResolver() (*pathresolve.Resolver, error) {
 	}
 	r, err := pathresolve.NewHost()
 	if err != nil {
-		return nil, fmt.Errorf("cage: %w", err)
+		return nil, err
 	}
 	return r, nil
 }

@@ -134,14 +134,14 @@ func (c *Cage) privateTemp() (string, grant, error) {
 	}
 	res, err := r.Resolve(os.TempDir())
 	if err != nil {
-		return "", grant{}, fmt.Errorf("cage: resolving the temporary directory: %w", err)
+		return "", grant{}, err
 	}
 	if res.CaseSensitive && c.cfg.backend == BackendMacOS {
 		return "", grant{}, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 	}
 	dir, err := os.MkdirTemp(res.Path, "procage-run-")
 	if err != nil {
-		return "", grant{}, fmt.Errorf("cage: creating the run's temporary directory: %w", err)
+		return "", grant{}, err // an *fs.PathError naming the directory
 	}
 	return dir, grant{path: dir, write: true}, nil
 }

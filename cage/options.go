@@ -129,7 +129,7 @@ func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
 func WithHome(dir string) Option {
 	return optionFunc(func(c *config) error {
 		if err := pathresolve.CheckAbs(dir); err != nil {
-			return fmt.Errorf("cage: WithHome: %w", err)
+			return err // a *pathresolve.PathError naming dir
 		}
 		c.home = dir
 		return nil
