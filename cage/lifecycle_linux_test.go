@@ -440,16 +440,20 @@ func TestExtraFiles(t *testing.T) {
 	defer r.Close()
 	fmt.Fprint(w, "from fd 3")
 	w.Close()
-	cmd := c.Command(t.Context(), "/bin/sh", "-c", "cat <&3; ls /proc/self/fd | wc -l")
+	// A descriptor the caller leaks without close-on-exec.
+	leak, err := syscall.Open(os.DevNull, syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(leak)
+	cmd := c.Command(t.Context(), "/bin/sh", "-c", "cat <&3; echo; ls /proc/$$/fd")
 	cmd.ExtraFiles = []*os.File{r}
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(string(out), "\n")
-	// cat's output has no newline, so the count follows it on line one.
-	if !strings.HasPrefix(lines[0], "from fd 3") {
-		t.Errorf("output %q, want fd 3's content", out)
+	if want := "from fd 3\n0\n1\n2\n3\n"; string(out) != want {
+		t.Errorf("output %q, want %q: fd 3's content and only descriptors 0-3 (leaked: %d)", out, want, leak)
 	}
 	bad := c.Command(t.Context(), "/bin/true")
 	bad.ExtraFiles = []*os.File{nil}
