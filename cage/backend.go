@@ -123,6 +123,9 @@ type childSpec struct {
 	keep any
 	// cleanup, if set, runs once the fork is over, whatever its outcome.
 	cleanup func()
+	// name, if set, names the call a failed step reports (for
+	// ApplyError.Call); "" when the step's own action failed.
+	name func(*forkexec.StepError) string
 }
 
 // grant is a resolved Grant: the path's kernel spelling.

@@ -296,6 +296,10 @@ func TestApplyErrorIs(t *testing.T) {
 		if want := "cage: child step exec: " + tt.errno.Error(); err.Error() != want {
 			t.Errorf("message %q, want %q", err, want)
 		}
+		named := &cage.ApplyError{Step: cage.StepApply, Call: "landlock_restrict_self", Errno: tt.errno}
+		if want := "cage: child step apply (landlock_restrict_self): " + tt.errno.Error(); named.Error() != want {
+			t.Errorf("message %q, want %q", named, want)
+		}
 	}
 }
 

@@ -83,10 +83,14 @@ func (s Step) String() string {
 // add profile.Exec on its directory).
 type ApplyError struct {
 	Step  Step
+	Call  string // the failing call within Step, as the backend names it; "" for the step itself
 	Errno syscall.Errno
 }
 
 func (e *ApplyError) Error() string {
+	if e.Call != "" {
+		return "cage: child step " + e.Step.String() + " (" + e.Call + "): " + e.Errno.Error()
+	}
 	return "cage: child step " + e.Step.String() + ": " + e.Errno.Error()
 }
 

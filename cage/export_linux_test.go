@@ -67,7 +67,12 @@ func (f *FakeBackend) child(s *spawnSpec) (*childSpec, error) {
 	if f.FailStep != 0 {
 		calls = append(calls, forkexec.RawCall(forkexec.Step(f.FailStep), syscall.SYS_CLOSE, ^uintptr(0)))
 	}
-	return &childSpec{calls: calls}, nil
+	return &childSpec{calls: calls, name: func(se *forkexec.StepError) string {
+		if Step(se.Step) == f.FailStep {
+			return "close(-1)"
+		}
+		return ""
+	}}, nil
 }
 
 func (f *FakeBackend) endRun(r *run, reaped bool) error {

@@ -74,6 +74,9 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	runtime.KeepAlive(cs.keep)
 	runtime.KeepAlive(files)
 	if err != nil {
+		if se, ok := errors.AsType[*forkexec.StepError](err); ok && cs.name != nil {
+			return &ApplyError{Step: Step(se.Step), Call: cs.name(se), Errno: se.Err}
+		}
 		return applyError(err)
 	}
 	p, err := os.FindProcess(pid)

@@ -101,8 +101,8 @@ func TestLifecycleStepNamed(t *testing.T) {
 			cmd := c.Command(t.Context(), "/bin/sh", "-c", "touch "+ran)
 			err := cmd.Run()
 			var ae *cage.ApplyError
-			if !errors.As(err, &ae) || ae.Step != step || ae.Errno != syscall.EBADF {
-				t.Fatalf("Run: %v, want *ApplyError at %v with EBADF", err, step)
+			if !errors.As(err, &ae) || ae.Step != step || ae.Call != "close(-1)" || ae.Errno != syscall.EBADF {
+				t.Fatalf("Run: %v, want *ApplyError at %v, call close(-1), with EBADF", err, step)
 			}
 			if _, err := os.Stat(ran); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("the target ran: %v", err)
@@ -116,7 +116,7 @@ func TestLifecycleStepNamed(t *testing.T) {
 	c, _ := fakeCage(t, nil)
 	err := c.Command(t.Context(), "/nonexistent/prog").Run()
 	var ae *cage.ApplyError
-	if !errors.As(err, &ae) || ae.Step != cage.StepExec || !errors.Is(err, fs.ErrNotExist) {
+	if !errors.As(err, &ae) || ae.Step != cage.StepExec || ae.Call != "" || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Run of a missing program: %v, want *ApplyError at exec with ENOENT", err)
 	}
 }
