@@ -66,7 +66,12 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	if policy.Base() == 0 {
 		return nil, errors.New("cage: zero profile.Policy")
 	}
-	if cfg.backend == 0 {
+	switch {
+	case cfg.backend != 0:
+	case cfg.compiler != nil:
+		// A test's Seatbelt compiler (export_test.go) means a macOS plan.
+		cfg.backend = BackendMacOS
+	default:
 		cfg.backend = hostBackend
 	}
 	host := hostHasBackend && cfg.backend == hostBackend
