@@ -109,7 +109,8 @@ type backend interface {
 type spawnSpec struct {
 	path   string  // the absolute path the child executes
 	target string  // the target's kernel spelling (ExecTargetOnly), else ""
-	grants []grant // resolved grants, the private temporary directory included
+	grants []grant // resolved grants, the private temporary directory included (last)
+	temp   string  // the private temporary directory (WithPrivateTemp), else ""
 	marker string  // the run's marker, "" unless the policy forks
 	tty    TTY     // the child's session mode
 }

@@ -25,9 +25,9 @@ type FakeBackend struct {
 
 // FakeSpawn records what one spawn handed the backend.
 type FakeSpawn struct {
-	Path, Target, Marker string
-	Grants               []Grant
-	TTY                  TTY
+	Path, Target, Temp, Marker string
+	Grants                     []Grant
+	TTY                        TTY
 }
 
 // WithFakeBackend makes the cage enforce through f.
@@ -53,7 +53,7 @@ func (f *FakeBackend) Ends() int {
 func (f *FakeBackend) probe(bool) error { return f.ProbeErr }
 
 func (f *FakeBackend) child(s *spawnSpec) (*childSpec, error) {
-	sp := FakeSpawn{Path: s.path, Target: s.target, Marker: s.marker, TTY: s.tty}
+	sp := FakeSpawn{Path: s.path, Target: s.target, Temp: s.temp, Marker: s.marker, TTY: s.tty}
 	for _, g := range s.grants {
 		sp.Grants = append(sp.Grants, Grant{Path: g.path, Write: g.write})
 	}

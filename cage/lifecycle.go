@@ -48,7 +48,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	if err != nil {
 		return err
 	}
-	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, marker: r.marker, tty: c.cfg.tty})
+	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty})
 	if err != nil {
 		return err
 	}

@@ -303,7 +303,7 @@ func TestPrivateTemp(t *testing.T) {
 		t.Errorf("private TMPDIR %s left after the run: %v", lines[0], err)
 	}
 	sp := fb.Spawns()
-	if len(sp) != 1 || !slices.Contains(sp[0].Grants, cage.Grant{Path: lines[0], Write: true}) {
+	if len(sp) != 1 || sp[0].Temp != lines[0] || !slices.Contains(sp[0].Grants, cage.Grant{Path: lines[0], Write: true}) {
 		t.Errorf("spawn grants %+v, want the private TMPDIR read-write", sp)
 	}
 	// An explicit Env naming TMPDIR wins.
