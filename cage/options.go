@@ -112,8 +112,9 @@ func WithEnv(p EnvPolicy) Option {
 
 // WithFS resolves policy paths through fsys with the given firmlinks
 // instead of the host's file system; pathresolvetest provides a simulated
-// macOS one, so a plan can be inspected on any OS. Spawning still uses the
-// real file system for grants and the target.
+// macOS one, so with WithBackend(BackendMacOS) a Mac's plan can be
+// inspected on any OS. Spawning still uses the real file system for the
+// target, and this view for grants.
 func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
 	return optionFunc(func(c *config) error {
 		if fsys == nil {
