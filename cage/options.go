@@ -113,8 +113,8 @@ func WithEnv(p EnvPolicy) Option {
 // WithFS resolves policy paths through fsys with the given firmlinks
 // instead of the host's file system; pathresolvetest provides a simulated
 // macOS one, so with WithBackend(BackendMacOS) a Mac's plan can be
-// inspected on any OS. Spawning still uses the real file system for the
-// target, and this view for grants.
+// inspected on any OS. A spawn resolves its grants and an ExecTargetOnly
+// target through this view too.
 func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
 	return optionFunc(func(c *config) error {
 		if fsys == nil {
