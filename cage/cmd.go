@@ -265,8 +265,11 @@ func (cmd *Cmd) Wait() error {
 	if cmd.ctxResult != nil {
 		watch := <-cmd.ctxResult
 		timer = watch.timer
-		if watch.err != nil && (err == nil || watch.ctx) {
-			// The context ended the run: its error explains the exit.
+		_, exited := err.(*exec.ExitError)
+		if watch.err != nil && (err == nil || watch.ctx && exited) {
+			// The context ended the run: its error explains the exit
+			// (os/exec would report the exit status; a cage has always
+			// reported the context).
 			err = watch.err
 		}
 	}
