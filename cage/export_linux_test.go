@@ -15,6 +15,7 @@ import (
 type FakeBackend struct {
 	ProbeErr  error // returned by probe
 	FailStep  Step  // if set, the child fails this step (close(-1): EBADF)
+	NoConfirm bool  // prepare no confirm call (a broken backend)
 	EndErr    error // joined to endRun's result
 	KeepGroup bool  // endRun leaves the process group alone
 
@@ -60,9 +61,9 @@ func (f *FakeBackend) child(s *spawnSpec) (*childSpec, error) {
 	f.mu.Lock()
 	f.spawns = append(f.spawns, sp)
 	f.mu.Unlock()
-	calls := []forkexec.Call{
-		forkexec.RawCall(forkexec.StepApply, syscall.SYS_GETPID),
-		forkexec.RawCall(forkexec.StepConfirm, syscall.SYS_GETPID),
+	calls := []forkexec.Call{forkexec.RawCall(forkexec.StepApply, syscall.SYS_GETPID)}
+	if !f.NoConfirm {
+		calls = append(calls, forkexec.RawCall(forkexec.StepConfirm, syscall.SYS_GETPID))
 	}
 	if f.FailStep != 0 {
 		calls = append(calls, forkexec.RawCall(forkexec.Step(f.FailStep), syscall.SYS_CLOSE, ^uintptr(0)))

@@ -55,6 +55,11 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	if cs.cleanup != nil {
 		defer cs.cleanup()
 	}
+	// Fail closed whatever the backend: no child without an apply and a
+	// confirm call (forkexec checks this itself only on darwin).
+	if !hasStep(cs.calls, forkexec.StepApply) || !hasStep(cs.calls, forkexec.StepConfirm) {
+		return errNoApply
+	}
 	fds := make([]uintptr, len(files))
 	for i, f := range files {
 		fds[i] = f.Fd()
@@ -118,6 +123,18 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		go cmd.watchCtx(resultc)
 	}
 	return nil
+}
+
+// errNoApply reports a backend that prepared no apply or confirm call.
+var errNoApply = errors.New("cage: no apply and confirm calls")
+
+func hasStep(calls []forkexec.Call, s forkexec.Step) bool {
+	for _, c := range calls {
+		if c.Step() == s {
+			return true
+		}
+	}
+	return false
 }
 
 // applyError maps the child's failed step to an *ApplyError.

@@ -121,6 +121,21 @@ func TestLifecycleStepNamed(t *testing.T) {
 	}
 }
 
+// TestLifecycleRefusesBackendWithoutConfirm: a backend bug that prepares
+// no confirm call cannot start an unconfirmed child.
+func TestLifecycleRefusesBackendWithoutConfirm(t *testing.T) {
+	c, fb := fakeCage(t, nil)
+	fb.NoConfirm = true
+	ran := filepath.Join(t.TempDir(), "ran")
+	cmd := c.Command(t.Context(), "/bin/sh", "-c", "touch "+ran)
+	if err := cmd.Run(); err == nil || cmd.Process != nil {
+		t.Fatalf("Run without a confirm call: %v, process %v; want a refusal", err, cmd.Process)
+	}
+	if _, err := os.Stat(ran); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the target ran: %v", err)
+	}
+}
+
 func TestLifecycleProbeRefusal(t *testing.T) {
 	c, fb := fakeCage(t, nil)
 	fb.ProbeErr = &cage.UnsupportedError{OSBuild: "test", What: "no"}
