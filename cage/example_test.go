@@ -39,7 +39,8 @@ func ExampleCage_Plan() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	// The macOS plan, previewed from any OS.
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(pathresolvetest.Home))
 	if err != nil {
 		log.Fatal(err)
 	}

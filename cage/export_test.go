@@ -16,6 +16,9 @@ func WithSandboxCheck(f func() (bool, error)) Option {
 }
 
 var (
+	ErrNotChecked = errNotChecked
+	JudgeRound    = judgeRound
+	EndRounds     = endRounds
 	Environ       = environ
 	NewMarker     = newMarker
 	SiblingName   = siblingName
@@ -31,7 +34,24 @@ var CachedVerdict = cachedVerdict
 // SpawnParams and ExecTarget expose what a spawn binds, so the binding is
 // tested where nothing can spawn.
 func (c *Cage) SpawnParams(target, marker string) []libsandbox.Param {
-	return c.spawnParams(target, marker)
+	return c.planned.(*seatbeltPlan).spawnParams(target, marker)
 }
+
+// ProcCheck and RoundResult expose the end-of-run search's verdicts.
+type ProcCheck = procCheck
+
+func NewProcCheck(pid int, ours bool, err error) ProcCheck {
+	return procCheck{pid: pid, ours: ours, err: err}
+}
+
+type RoundResult = roundResult
+
+func NewRoundResult(killed int, unchecked []int, err error) RoundResult {
+	return roundResult{killed: killed, unchecked: unchecked, err: err}
+}
+
+func (r RoundResult) Killed() int { return r.killed }
+
+func (r RoundResult) Unchecked() []int { return r.unchecked }
 
 func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }

@@ -90,9 +90,17 @@ func skipIfSandboxed(tb testing.TB) {
 	if err != nil {
 		tb.Fatalf("sandbox_check: %v", err)
 	}
-	// sandbox_check(pid, NULL, SANDBOX_FILTER_NONE) != 0: sandboxed.
-	if r, _, _ := purego.SyscallN(fn, uintptr(os.Getpid()), 0, 0); r != 0 {
+	// sandbox_check(pid, NULL, SANDBOX_FILTER_NONE) returns an int: 1
+	// sandboxed, 0 not, -1 the check itself failed (errno set). Only the
+	// low 32 bits of the register are the result. A failed check is not
+	// "sandboxed": the test fails rather than skip.
+	r, _, errno := purego.SyscallN(fn, uintptr(os.Getpid()), 0, 0)
+	switch int32(r) {
+	case 0:
+	case 1:
 		tb.Skip("the test process is already sandboxed")
+	default:
+		tb.Fatalf("sandbox_check(self) = %d (errno %v): cannot tell whether the test process is sandboxed", int32(r), syscall.Errno(errno))
 	}
 }
 
