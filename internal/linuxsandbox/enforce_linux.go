@@ -91,16 +91,24 @@ const (
 // it to landlock_restrict_self. It is closed when the Ruleset is garbage
 // collected or by Close.
 type Ruleset struct {
-	fd   int
+	fd  int
+	box *fdBox
+}
+
+// fdBox closes a descriptor once, whether Close or the GC cleanup comes
+// first: a second close could hit a number reused by another ruleset.
+type fdBox struct {
 	once sync.Once
+	fd   int
+}
+
+func (b *fdBox) close() (err error) {
+	b.once.Do(func() { err = unix.Close(b.fd) })
+	return err
 }
 
 // Close closes the ruleset fd. A spawn already started keeps its domain.
-func (r *Ruleset) Close() error {
-	var err error
-	r.once.Do(func() { err = unix.Close(r.fd) })
-	return err
-}
+func (r *Ruleset) Close() error { return r.box.close() }
 
 // FD returns the ruleset's descriptor.
 func (r *Ruleset) FD() int { return r.fd }
@@ -119,8 +127,8 @@ func BuildRuleset(pl *Plan, rules []PathRule) (*Ruleset, error) {
 	if e != 0 {
 		return nil, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
-	rs := &Ruleset{fd: int(fd)}
-	runtime.AddCleanup(rs, func(fd int) { unix.Close(fd) }, rs.fd)
+	rs := &Ruleset{fd: int(fd), box: &fdBox{fd: int(fd)}}
+	runtime.AddCleanup(rs, func(b *fdBox) { b.close() }, rs.box)
 	for _, r := range rules {
 		if err := addPathRule(rs.fd, r); err != nil {
 			rs.Close()
