@@ -1,37 +1,232 @@
 package cage
 
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/internal/linuxsandbox"
+)
+
 // The Linux backend: Landlock and seccomp, applied by the child through
-// internal/forkexec's calls. Until it lands, a Linux cage plans (with a
-// placeholder plan) and Start refuses with an *UnsupportedError.
+// internal/forkexec's calls (see linuxsandbox.NewCalls for the order). The
+// ruleset and the seccomp program are built once per cage; a spawn with
+// grants or a private temporary directory gets its own ruleset.
 
 const (
 	hostBackend    = BackendLinux
 	hostHasBackend = true
 )
 
-func hostOSBuild() string { return "linux" }
+// hostOSBuild names the kernel: "Linux" and uname's release.
+func hostOSBuild() string { return "Linux " + linuxsandbox.KernelRelease() }
 
 // hostSandboxed: Landlock domains and seccomp filters stack, so an outer
-// sandbox does not stop a cage from being built.
+// sandbox does not stop a cage from being built (the cage is then the
+// intersection of both).
 func hostSandboxed() (bool, error) { return false, nil }
 
 // seatbeltCompiler: there is no libsandbox on Linux; a macOS plan is
 // lowered only.
 func seatbeltCompiler() (compiler, error) { return nil, nil }
 
-func errLinuxNotYet() error {
-	return &UnsupportedError{OSBuild: hostOSBuild(), What: "Linux backend not yet implemented"}
+// linuxBackend is a Linux cage's enforcing state.
+type linuxBackend struct {
+	plan    *linuxsandbox.Plan
+	rs      *linuxsandbox.Ruleset // the policy's ruleset, for spawns without grants
+	prog    *linuxsandbox.Program
+	forking bool
 }
 
-// hostEnforce makes the Linux backend of a Linux-backend cage.
-func hostEnforce(*Cage, planned) (backend, error) { return notYet{}, nil }
+// hostEnforce lowers the plan again for this kernel's Landlock ABI (so
+// every right the kernel knows is handled), refuses a kernel older than the
+// plan needs, and builds the ruleset and the seccomp program.
+func hostEnforce(c *Cage, p planned) (backend, error) {
+	lp, ok := p.(*linuxPlan)
+	if !ok {
+		return nil, fmt.Errorf("cage: BUG: linux backend given a %s plan", p.kind())
+	}
+	env := lp.env
+	env.ABI = linuxsandbox.KernelABI()
+	pl, err := linuxsandbox.Lower(lp.policy, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := linuxsandbox.CheckABI(pl); err != nil {
+		return nil, &UnsupportedError{OSBuild: hostOSBuild(), What: "Landlock is too old for this policy", Err: err}
+	}
+	c.planned = &linuxPlan{plan: pl, policy: lp.policy, env: env}
+	rs, err := linuxsandbox.BuildRuleset(pl, pl.Rules)
+	if err != nil {
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	prog, err := linuxsandbox.BuildProgram(pl)
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return &linuxBackend{plan: pl, rs: rs, prog: prog, forking: pl.Forking}, nil
+}
 
-// notYet refuses every spawn.
-type notYet struct{}
+func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
-func (notYet) probe(bool) error                     { return errLinuxNotYet() }
-func (notYet) child(*spawnSpec) (*childSpec, error) { return nil, errLinuxNotYet() }
-func (notYet) endRun(*run, bool) error              { return nil }
+func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
+	rs, rules := b.rs, b.plan.Rules
+	var cleanup func()
+	if len(s.grants) > 0 {
+		var ro, rw []string
+		for _, g := range s.grants {
+			if g.path == s.temp && g.write {
+				continue // the private temporary directory: its own layer
+			}
+			if g.write {
+				rw = append(rw, g.path)
+			} else {
+				ro = append(ro, g.path)
+			}
+		}
+		var err error
+		if rules, err = b.plan.WithSpawn(ro, rw, s.temp); err != nil {
+			return nil, err
+		}
+		if rs, err = linuxsandbox.BuildRuleset(b.plan, rules); err != nil {
+			return nil, fmt.Errorf("cage: %w", err)
+		}
+		cleanup = func() { rs.Close() }
+	}
+	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
+	if err != nil {
+		if cleanup != nil {
+			cleanup()
+		}
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
+		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}, nil
+}
 
-func hostProbeApply() error { return errLinuxNotYet() }
-func hostProbeRuns() error  { return errLinuxNotYet() }
+// endRun: a forking run's processes cannot leave the child's process
+// group (seccomp refuses setsid and setpgid), so killing the group in
+// rounds ends all of them, and only them. A non-forking run has no other
+// process (seccomp refuses fork).
+func (b *linuxBackend) endRun(r *run, _ bool) error {
+	if !b.forking {
+		return nil
+	}
+	return endLinuxGroup(r.pid)
+}
+
+// endLinuxGroup kills the process group pgid in rounds until no live
+// member is left. kill(2) on a group keeps succeeding while a zombie is in
+// it (the unreaped child, or orphans whose reaper is slow or absent, as
+// under a container init that does not reap), so a round that still finds
+// the group counts only members /proc shows alive. The group id cannot be
+// reused while any member, zombie or not, holds it.
+func endLinuxGroup(pgid int) error {
+	return endRounds(killRounds, func() (roundResult, error) {
+		switch err := syscall.Kill(-pgid, syscall.SIGKILL); err {
+		case nil:
+		case syscall.ESRCH:
+			return roundResult{}, nil
+		default:
+			return roundResult{}, fmt.Errorf("cage: killing the run's process group: %w", err)
+		}
+		live, err := liveGroupMembers(pgid)
+		if err != nil {
+			// Without /proc, trust kill: the group still exists.
+			return roundResult{killed: 1}, nil
+		}
+		return roundResult{killed: live}, nil
+	})
+}
+
+// liveGroupMembers counts the processes in group pgid that are not
+// zombies, from /proc/<pid>/stat ("pid (comm) state ppid pgrp ...").
+func liveGroupMembers(pgid int) (int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	live := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+			live++
+		}
+	}
+	return live, nil
+}
+
+// probeLinux checks once per process (verdicts only) that the in-child
+// apply works: a child of true under a plan that allows nothing must be
+// refused at exec with EACCES.
+var probeLinux = cachedVerdict(func() error {
+	build := hostOSBuild()
+	if abi := linuxsandbox.KernelABI(); abi == 0 {
+		return &UnsupportedError{OSBuild: build, What: "Landlock is not available", Err: &linuxsandbox.ABIError{Kernel: linuxsandbox.KernelRelease(), Need: 1}}
+	}
+	pl := linuxsandbox.DenyAll(linuxsandbox.KernelABI())
+	rs, err := linuxsandbox.BuildRuleset(pl, nil)
+	if err != nil {
+		return &UnsupportedError{OSBuild: build, What: "building the probe's Landlock ruleset", Err: err}
+	}
+	defer rs.Close()
+	prog, err := linuxsandbox.BuildProgram(pl)
+	if err != nil {
+		return &UnsupportedError{OSBuild: build, What: "building the probe's seccomp program", Err: err}
+	}
+	calls, err := linuxsandbox.NewCalls(pl, rs, prog, nil)
+	if err != nil {
+		return fmt.Errorf("cage: preparing the apply probe: %w", err)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	fd := null.Fd()
+	target := "/bin/true"
+	if _, err := os.Stat(target); err != nil {
+		target = "/usr/bin/true"
+	}
+	pid, err := forkexec.Start(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls})
+	calls.KeepAlive()
+	if err == nil {
+		ws, _ := forkexec.Wait(pid)
+		return &UnsupportedError{OSBuild: build, What: fmt.Sprintf("the apply probe's child ran its target under a deny-everything ruleset (exit status %d)", ws.ExitStatus())}
+	}
+	se, ok := errors.AsType[*forkexec.StepError](err)
+	switch {
+	case !ok:
+		return fmt.Errorf("cage: starting the apply probe: %w", err)
+	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
+		return nil
+	}
+	return &UnsupportedError{OSBuild: build, What: "apply probe: child failed " + se.Step.String() + " (" + calls.Name(se.Step, se.Call) + "), not exec with EACCES", Err: err}
+})
+
+func hostProbeApply() error { return probeLinux() }
+
+// hostProbeRuns: a run's processes are found as its process group, which
+// needs no query; seccomp keeps them in it (every forking plan denies
+// setsid and setpgid), which the tests check on a live run.
+func hostProbeRuns() error { return nil }

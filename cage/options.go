@@ -56,6 +56,7 @@ type config struct {
 	home        string
 	privateTemp bool
 	backend     Backend // 0 until New picks the host's
+	accept      []Gap   // Linux gaps the caller accepts (AcceptGaps)
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler
