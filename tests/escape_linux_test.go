@@ -124,15 +124,15 @@ func TestLinuxEscapeProcessAccess(t *testing.T) {
 	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
 	me := strconv.Itoa(os.Getpid())
 	for code, want := range map[string]string{
-		"r(libc.kill(" + me + ", 0))":                                  "EPERM",
-		"r(libc.ptrace(16, " + me + ", 0, 0))":                         "EPERM", // PTRACE_ATTACH
-		"r(libc.syscall(310, " + me + ", 0, 0, 0, 0, 0))":              "EPERM", // process_vm_readv
-		"r(libc.syscall(425, 1, ctypes.create_string_buffer(120)))":    "EPERM", // io_uring_setup
-		"r(libc.syscall(321, 0, 0, 0))":                                "EPERM", // bpf
-		"r(libc.syscall(250, 0, 0, 0))":                                "EPERM", // keyctl
-		"r(libc.unshare(0x10000000))":                                  "EPERM", // CLONE_NEWUSER
-		"r(libc.syscall(435, ctypes.create_string_buffer(88), 88))":    "ENOSYS", // clone3
-		"r(libc.syscall(304, 0, 0, 0))":                                "EPERM", // open_by_handle_at
+		"r(libc.kill(" + me + ", 0))":                               "EPERM",
+		"r(libc.ptrace(16, " + me + ", 0, 0))":                      "EPERM",  // PTRACE_ATTACH
+		"r(libc.syscall(310, " + me + ", 0, 0, 0, 0, 0))":           "EPERM",  // process_vm_readv
+		"r(libc.syscall(425, 1, ctypes.create_string_buffer(120)))": "EPERM",  // io_uring_setup
+		"r(libc.syscall(321, 0, 0, 0))":                             "EPERM",  // bpf
+		"r(libc.syscall(250, 0, 0, 0))":                             "EPERM",  // keyctl
+		"r(libc.unshare(0x10000000))":                               "EPERM",  // CLONE_NEWUSER
+		"r(libc.syscall(435, ctypes.create_string_buffer(88), 88))": "ENOSYS", // clone3
+		"r(libc.syscall(304, 0, 0, 0))":                             "EPERM",  // open_by_handle_at
 	} {
 		if got := pyErrno(t, c, code); got != want {
 			t.Errorf("%s: %s, want %s", code, got, want)
