@@ -150,7 +150,7 @@ type Plan struct {
 	secrets bool // the secrets class is in force
 }
 
-// ABINeed is one feature's minimum ABI, for the plan's explanation.
+// abiNeed is one feature's minimum ABI and why.
 type abiNeed struct {
 	abi  int
 	what string
@@ -176,9 +176,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	// Filesystem: handle every right the ABI knows, so none is left open.
 	pl.HandledFS = fsRightsAt(abi)
 	needs := []abiNeed{{3, "truncate is handled (before ABI 3 a read-only file could be truncated)"}}
-	for _, r := range baseV1Rules() {
-		pl.Rules = append(pl.Rules, r)
-	}
+	pl.Rules = append(pl.Rules, baseV1Rules()...)
 	for _, r := range p.FSRules() {
 		a := FSAccess(0)
 		if r.Access&profile.AccessRead != 0 {

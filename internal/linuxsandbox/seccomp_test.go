@@ -157,7 +157,7 @@ func TestFilterVM(t *testing.T) {
 			if got := runFilter(t, prog, seccompData(0x40000003, 0)); got != kill {
 				t.Errorf("%s %s: i386 arch: got %#x, want kill", arch.Name, tt.pname, got)
 			}
-			x32 := runFilter(t, prog, seccompData(arch.AuditArch, x32SyscallBit|0))
+			x32 := runFilter(t, prog, seccompData(arch.AuditArch, x32SyscallBit) /* x32 read */)
 			if want := uint32(allow); arch.X32 {
 				if x32 != kill {
 					t.Errorf("%s %s: x32 read: got %#x, want kill", arch.Name, tt.pname, x32)

@@ -102,7 +102,7 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 		j.Seccomp = append(j.Seccomp, seccompJSON{Syscall: r.Syscall, If: strings.Join(cs, " && "), Errno: r.Errno.String(), Why: r.Why})
 	}
 	for _, g := range pl.Accepted {
-		j.Accepted = append(j.Accepted, gapPartJSON{Gap: g.Gap, Detail: g.Detail})
+		j.Accepted = append(j.Accepted, gapPartJSON(g))
 	}
 	for _, a := range []*Arch{ArchAMD64, ArchARM64} {
 		prog, err := Filter(a, pl.Seccomp)
