@@ -78,7 +78,7 @@
 //
 // A policy is compiled once per cage and the bytecode reused, unless its
 // profile has per-spawn parameters: a forking policy ([profile.Fork])
-// binds a per-run marker and an [profile.ExecTargetOnly] policy binds the
+// binds a per-run marker and a [profile.ExecTargetOnly] policy binds the
 // target's path, so such a policy is compiled on every spawn. New refuses
 // with [ErrAlreadySandboxed] if the caller already runs under a Seatbelt
 // profile (a nested profile would fail or be ignored: run the program
