@@ -188,12 +188,10 @@ func pidSlot(c *libsandbox.CheckCall) *uint64 {
 // is reported as unchecked.
 //
 // Between finding a process and killing it the process could exit and its
-// pid be reused: kill(2) takes a pid, and macOS has no process handle
-// that closes that window. sandbox_check_by_audit_token would pin the
-// query to one process incarnation (an audit token carries the pid
-// version), but a token for another process needs its task port
-// (task_name_for_pid), and the kill that follows still names a pid, so the
-// window would only move; the pid form is kept.
+// pid be reused: kill(2) takes a pid. sandbox_check_by_audit_token and
+// proc_signal_with_audittoken (ESRCH on a stale pid version; xnu
+// tests/signal_exit_reason.c) could pin query and kill to one process
+// incarnation; unmeasured, so the pid form is kept (docs/macos-backend.md).
 func killMarked(lib *libsandbox.Lib, marker string) error {
 	uid, self := uint32(os.Getuid()), int32(os.Getpid())
 	sibling := siblingName()

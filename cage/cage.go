@@ -243,7 +243,8 @@ func (c *Cage) String() string {
 }
 
 // runPrefix is this process's random marker prefix; every run marker
-// starts with it (procage-design.md §4: random per parent process).
+// starts with it (random per parent process, as in the Rust procage
+// crate, https://docs.rs/crate/procage/0.3.1/source/src/macos/lifetime.rs).
 var runPrefix = "org.procage.run." + randomHex(8) + "."
 
 func randomHex(n int) string {

@@ -37,8 +37,8 @@
 // starts a new session (or its own process group with [TTYInherit]), sets
 // up descriptors 0, 1, 2 and [Cmd.ExtraFiles], changes to [Cmd.Dir], sets
 // resource limits ([WithRlimits]), puts the sandbox in force
-// ([StepApply]), confirms it ([StepConfirm]), takes the spawn's [Grant]s
-// ([StepConsume]), marks every other descriptor close-on-exec, and only
+// ([StepApply]), confirms it ([StepConfirm]), takes the spawn's grants
+// ([Grant], [StepConsume]), marks every other descriptor close-on-exec, and only
 // then executes the target. If any step fails the target never runs and
 // Start returns an [*ApplyError] naming the [Step].
 //
@@ -78,7 +78,7 @@
 //
 // A policy is compiled once per cage and the bytecode reused, unless its
 // profile has per-spawn parameters: a forking policy ([profile.Fork])
-// binds a per-run marker and an [profile.ExecTargetOnly] policy binds the
+// binds a per-run marker and a [profile.ExecTargetOnly] policy binds the
 // target's path, so such a policy is compiled on every spawn. New refuses
 // with [ErrAlreadySandboxed] if the caller already runs under a Seatbelt
 // profile (a nested profile would fail or be ignored: run the program

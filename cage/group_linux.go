@@ -32,7 +32,8 @@ func endGroup(pgid int) error {
 }
 
 // liveMembers counts the processes of group pgid that are not zombies,
-// from /proc/<pid>/stat (proc(5): field 3 state, field 5 pgrp).
+// from /proc/<pid>/stat (proc(5): field 3 state, field 5 pgrp; Z zombie,
+// X dead).
 func liveMembers(pgid int) (int, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -60,7 +61,7 @@ func liveMembers(pgid int) (int, error) {
 			continue
 		}
 		f := bytes.Fields(b[i+1:])
-		if len(f) < 3 || f[0][0] == 'Z' || !bytes.Equal(f[2], want) {
+		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' || !bytes.Equal(f[2], want) {
 			continue
 		}
 		n++
