@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/procage-go/procage/internal/forkexec"
@@ -117,63 +115,7 @@ func (b *linuxBackend) endRun(r *run, _ bool) error {
 	if !b.forking {
 		return nil
 	}
-	return endLinuxGroup(r.pid)
-}
-
-// endLinuxGroup kills the process group pgid in rounds until no live
-// member is left. kill(2) on a group keeps succeeding while a zombie is in
-// it (the unreaped child, or orphans whose reaper is slow or absent, as
-// under a container init that does not reap), so a round that still finds
-// the group counts only members /proc shows alive. The group id cannot be
-// reused while any member, zombie or not, holds it.
-func endLinuxGroup(pgid int) error {
-	return endRounds(killRounds, func() (roundResult, error) {
-		switch err := syscall.Kill(-pgid, syscall.SIGKILL); err {
-		case nil:
-		case syscall.ESRCH:
-			return roundResult{}, nil
-		default:
-			return roundResult{}, fmt.Errorf("cage: killing the run's process group: %w", err)
-		}
-		live, err := liveGroupMembers(pgid)
-		if err != nil {
-			// Without /proc, trust kill: the group still exists.
-			return roundResult{killed: 1}, nil
-		}
-		return roundResult{killed: live}, nil
-	})
-}
-
-// liveGroupMembers counts the processes in group pgid that are not
-// zombies, from /proc/<pid>/stat ("pid (comm) state ppid pgrp ...").
-func liveGroupMembers(pgid int) (int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	live := 0
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
-			live++
-		}
-	}
-	return live, nil
+	return endGroup(r.pid)
 }
 
 // probeLinux checks once per process (verdicts only) that the in-child
