@@ -163,7 +163,11 @@ var probeLinux = cachedVerdict(func() error {
 	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
 		return nil
 	}
-	return &UnsupportedError{OSBuild: build, What: "apply probe: child failed " + se.Step.String() + " (" + calls.Name(se.Step, se.Call) + "), not exec with EACCES", Err: err}
+	what := se.Step.String()
+	if n := calls.Name(se.Step, se.Call); n != "" {
+		what += " (" + n + ")"
+	}
+	return &UnsupportedError{OSBuild: build, What: "apply probe: child failed " + what + ", not exec with EACCES", Err: err}
 })
 
 func hostProbeApply() error { return probeLinux() }

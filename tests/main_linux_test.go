@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,6 +31,31 @@ func runHelper(name string) int {
 	case "hello":
 		// A Go program: the runtime starts under Base V1.
 		fmt.Println("hello from go")
+		return 0
+	case "nested-cage":
+		// Inside a forking cage: another cage's spawn must fail closed.
+		pol, err := profile.New(profile.BaseV1)
+		if err != nil {
+			fmt.Println("policy:", err)
+			return 0
+		}
+		c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
+		if err != nil {
+			fmt.Println("new:", err)
+			return 0
+		}
+		err = c.Command(context.Background(), "/bin/true").Run()
+		var ae *cage.ApplyError
+		switch {
+		case err == nil:
+			fmt.Println("ran")
+		case errors.As(err, &ae):
+			fmt.Println("apply-error", ae.Step, ae.Errno == syscall.EPERM)
+		case errors.Is(err, errors.ErrUnsupported) && errors.Is(err, syscall.EPERM):
+			fmt.Println("unsupported EPERM")
+		default:
+			fmt.Println("other:", err)
+		}
 		return 0
 	case "fds":
 		// Print every open descriptor above stderr (fcntl F_GETFD only).

@@ -22,6 +22,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -484,4 +485,47 @@ func BenchmarkLinuxSpawn(b *testing.B) {
 	b.ReportMetric(float64(own.Nanoseconds())/float64(b.N), "caged-ns/spawn")
 	b.ReportMetric(float64(std.Nanoseconds())/float64(b.N), "os-exec-ns/spawn")
 	b.ReportMetric(float64(own)/float64(std), "caged/os-exec")
+}
+
+// TestLinuxNestedCage: Landlock domains and seccomp filters stack, so New
+// works inside a cage, but a spawn from inside a forking cage fails closed:
+// the outer filter refuses the inner probe child's setsid (EPERM), so the
+// host is unsupported there and the target never runs. (macOS refuses New
+// there instead: TestAlreadySandboxedInsideCage.)
+func TestLinuxNestedCage(t *testing.T) {
+	requireCage(t)
+	c := newCage(t, policy(t, profile.Fork(), profile.Exec(testBinaryDir(t))), cage.WithHome(tempHome(t)))
+	cmd := c.Command(t.Context(), os.Args[0])
+	cmd.Env = []string{helperEnv + "=nested-cage", "HOME=/nonexistent-home"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper: %v (%s)", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "unsupported EPERM" {
+		t.Errorf("a spawn inside a cage: %q, want unsupported EPERM", got)
+	}
+}
+
+// TestLinuxRulesetOncePerCage: a cage builds its Landlock ruleset once for
+// any number of spawns without grants; a spawn with a grant builds its own.
+func TestLinuxRulesetOncePerCage(t *testing.T) {
+	requireCage(t)
+	before := linuxsandbox.RulesetsBuilt()
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	for range 100 {
+		if err := c.Command(t.Context(), "/bin/true").Run(); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
+	if n := linuxsandbox.RulesetsBuilt() - before; n != 1 {
+		t.Errorf("New plus 100 spawns built %d rulesets, want 1", n)
+	}
+	cmd := c.Command(t.Context(), "/bin/true")
+	cmd.Grants = []cage.Grant{{Path: t.TempDir()}}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if n := linuxsandbox.RulesetsBuilt() - before; n != 2 {
+		t.Errorf("after a spawn with a grant: %d rulesets, want 2", n)
+	}
 }

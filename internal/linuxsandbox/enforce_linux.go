@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -113,6 +114,13 @@ func (r *Ruleset) Close() error { return r.box.close() }
 // FD returns the ruleset's descriptor.
 func (r *Ruleset) FD() int { return r.fd }
 
+// rulesetsBuilt counts BuildRuleset's rulesets, for tests that check a
+// cage builds one per cage, not per spawn.
+var rulesetsBuilt atomic.Int64
+
+// RulesetsBuilt returns how many rulesets this process has built.
+func RulesetsBuilt() int64 { return rulesetsBuilt.Load() }
+
 // BuildRuleset creates a ruleset handling what pl handles and adds rules
 // (pl.Rules, or pl.WithSpawn's result) and pl.NetRules. A path that does
 // not exist is skipped: there is nothing to allow yet, and a file created
@@ -127,6 +135,7 @@ func BuildRuleset(pl *Plan, rules []PathRule) (*Ruleset, error) {
 	if e != 0 {
 		return nil, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
+	rulesetsBuilt.Add(1)
 	rs := &Ruleset{fd: int(fd), box: &fdBox{fd: int(fd)}}
 	runtime.AddCleanup(rs, func(b *fdBox) { b.close() }, rs.box)
 	for _, r := range rules {
