@@ -37,6 +37,7 @@ type linuxBackend struct {
 	plan    *linuxsandbox.Plan
 	rs      *linuxsandbox.Ruleset // the policy's ruleset, for spawns without grants
 	prog    *linuxsandbox.Program
+	calls   *linuxsandbox.Calls // the child's calls with rs; read-only, shared by spawns
 	forking bool
 }
 
@@ -67,44 +68,51 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	return &linuxBackend{plan: pl, rs: rs, prog: prog, forking: pl.Forking}, nil
+	calls, err := linuxsandbox.NewCalls(pl, rs, prog, pl.Rules)
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return &linuxBackend{plan: pl, rs: rs, prog: prog, calls: calls, forking: pl.Forking}, nil
 }
 
 func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
-	rs, rules := b.rs, b.plan.Rules
-	var cleanup func()
-	if len(s.grants) > 0 {
-		var ro, rw []string
-		for _, g := range s.grants {
-			if g.path == s.temp && g.write {
-				continue // the private temporary directory: its own layer
-			}
-			if g.write {
-				rw = append(rw, g.path)
-			} else {
-				ro = append(ro, g.path)
-			}
+	if len(s.grants) == 0 {
+		return childSpecOf(b.calls, nil), nil
+	}
+	// Grants and the private temporary directory: this spawn's own ruleset.
+	var ro, rw []string
+	for _, g := range s.grants {
+		switch {
+		case g.path == s.temp && g.write:
+			// the private temporary directory: its own layer
+		case g.write:
+			rw = append(rw, g.path)
+		default:
+			ro = append(ro, g.path)
 		}
-		var err error
-		if rules, err = b.plan.WithSpawn(ro, rw, s.temp); err != nil {
-			return nil, err
-		}
-		if rs, err = linuxsandbox.BuildRuleset(b.plan, rules); err != nil {
-			return nil, fmt.Errorf("cage: %w", err)
-		}
-		cleanup = func() { rs.Close() }
+	}
+	rules, err := b.plan.WithSpawn(ro, rw, s.temp)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := linuxsandbox.BuildRuleset(b.plan, rules)
+	if err != nil {
+		return nil, fmt.Errorf("cage: %w", err)
 	}
 	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
 	if err != nil {
-		if cleanup != nil {
-			cleanup()
-		}
+		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
+	return childSpecOf(calls, func() { rs.Close() }), nil
+}
+
+func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
 	return &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
-		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}, nil
+		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}
 }
 
 // endRun: a forking run's processes cannot leave the child's process
