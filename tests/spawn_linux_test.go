@@ -137,8 +137,16 @@ func TestLinuxGrant(t *testing.T) {
 	o, e, err := run(t, c, "/bin/cat", f)
 	mustRefuse(t, "the next spawn without the grant", o, e, err)
 
-	// A write grant: only inside it.
+	// A write grant is a writable tree: git hooks in it cannot be denied,
+	// so it is refused unless trust-handoff is waived (or the gap accepted).
 	cmd = c.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))
+	cmd.Grants = []cage.Grant{{Path: dir, Write: true}}
+	var ge *cage.GapError
+	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(cage.GapTrustHandoff) {
+		t.Errorf("write grant: %v, want a GapError naming %s", err, cage.GapTrustHandoff)
+	}
+	w := newCage(t, policy(t, profile.Waive(profile.TrustHandoff)), cage.WithHome(tempHome(t)))
+	cmd = w.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))
 	cmd.Grants = []cage.Grant{{Path: dir, Write: true}}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("write grant: %v (%s)", err, out)

@@ -148,6 +148,7 @@ type Plan struct {
 	home    string
 	accept  []Gap
 	secrets bool // the secrets class is in force
+	trust   bool // the trust-handoff class is in force
 }
 
 // abiNeed is one feature's minimum ABI and why.
@@ -164,7 +165,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		abi = MaxABI
 	}
 	pl := &Plan{ABI: abi, Forking: p.Forking(), home: env.Home, accept: slices.Clone(env.Accept),
-		secrets: !p.Waived(profile.Secrets)}
+		secrets: !p.Waived(profile.Secrets), trust: !p.Waived(profile.TrustHandoff)}
 	resolve := func(s string) string {
 		if r, ok := env.Resolved[s]; ok {
 			return r
@@ -347,8 +348,10 @@ func layerOrder(l Layer) string {
 
 // WithSpawn returns a copy of the plan's path rules plus a spawn's grants
 // (read or read-write) and private temporary directory ("" = none). A grant
-// covering a secrets path is a *GapError unless the plan accepted
-// GapSecrets (or the class is waived).
+// covering a secrets path, or a write grant (a writable tree: git hooks),
+// is a *GapError unless the plan accepted the gap or the class is waived.
+// The private temporary directory is procage's own and removed at run end,
+// so it is no trust-handoff gap.
 func (pl *Plan) WithSpawn(readGrants, writeGrants []string, temp string) ([]PathRule, error) {
 	rules := slices.Clone(pl.Rules)
 	for _, g := range readGrants {
@@ -360,17 +363,22 @@ func (pl *Plan) WithSpawn(readGrants, writeGrants []string, temp string) ([]Path
 	if temp != "" {
 		rules = append(rules, PathRule{Path: temp, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerTemp})
 	}
+	var parts []GapPart
+	if pl.trust && !slices.Contains(pl.accept, GapTrustHandoff) {
+		for _, g := range writeGrants {
+			parts = append(parts, GapPart{GapTrustHandoff, fmt.Sprintf("git hooks and config under the writable grant %s", g)})
+		}
+	}
 	if pl.secrets && pl.home != "" && !slices.Contains(pl.accept, GapSecrets) {
-		var parts []GapPart
 		for _, s := range secretPaths {
 			sp := path.Join(pl.home, s)
 			if r, ok := covering(rules[len(pl.Rules):], sp, fsRead|fsWrite); ok {
 				parts = append(parts, GapPart{GapSecrets, fmt.Sprintf("%s is inside the %s %s", sp, r.Layer, r.Path)})
 			}
 		}
-		if len(parts) > 0 {
-			return nil, &GapError{Parts: parts}
-		}
+	}
+	if len(parts) > 0 {
+		return nil, &GapError{Parts: parts}
 	}
 	return rules, nil
 }

@@ -104,6 +104,13 @@ func TestGrantCoveringSecrets(t *testing.T) {
 	if _, err := pl.WithSpawn([]string{"/home/u"}, nil, ""); !isGap(err, GapSecrets) {
 		t.Errorf("grant of home: %v, want a secrets gap", err)
 	}
+	if _, err := pl.WithSpawn(nil, []string{"/work/out"}, ""); !isGap(err, GapTrustHandoff) {
+		t.Errorf("write grant: %v, want a trust-handoff gap", err)
+	}
+	if _, err := pl.WithSpawn(nil, nil, "/tmp/procage-run-1"); err != nil {
+		t.Errorf("private temp: %v, want no gap", err)
+	}
+	pl = mustPlan(t, []profile.Option{profile.Waive(profile.TrustHandoff)})
 	rules, err := pl.WithSpawn([]string{"/home/u/src"}, []string{"/work/out"}, "/tmp/procage-run-1")
 	if err != nil {
 		t.Fatal(err)
