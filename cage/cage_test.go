@@ -305,11 +305,12 @@ func TestApplyErrorIs(t *testing.T) {
 
 func TestOptionValidation(t *testing.T) {
 	tests := map[string]cage.Option{
-		"zero limit":     cage.WithCompileLimit(0),
-		"relative home":  cage.WithHome("home/me"),
-		"unknown tty":    cage.WithTTY(cage.TTY(7)),
-		"nil fs":         cage.WithFS(nil, nil),
-		"soft above max": cage.WithRlimits(cage.Rlimit{Resource: 8, Cur: 10, Max: 5}),
+		"zero limit":      cage.WithCompileLimit(0),
+		"relative home":   cage.WithHome("home/me"),
+		"unknown tty":     cage.WithTTY(cage.TTY(7)),
+		"nil fs":          cage.WithFS(nil, nil),
+		"soft above max":  cage.WithRlimits(cage.Rlimit{Resource: 8, Cur: 10, Max: 5}),
+		"unknown backend": cage.WithBackend(cage.Backend(9)),
 	}
 	for name, o := range tests {
 		if _, err := cage.New(mustPolicy(t), append(simOpts(t), o)...); err == nil {
@@ -550,3 +551,36 @@ func TestErrorsWrapOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendChoice: the default is the host's backend (a test compiler
+// means Seatbelt); WithBackend picks either, and the plan follows it.
+func TestBackendChoice(t *testing.T) {
+	for _, b := range []cage.Backend{cage.BackendMacOS, cage.BackendLinux} {
+		c, err := cage.New(mustPolicy(t), cage.WithBackend(b), cage.WithHome("/home/me"),
+			cage.WithSandboxCheck(func() (bool, error) { return false, nil }))
+		if err != nil {
+			t.Fatalf("New for %v: %v", b, err)
+		}
+		if c.Backend() != b {
+			t.Errorf("Backend() = %v, want %v", c.Backend(), b)
+		}
+		if got := c.PlanRules() != nil; got != (b == cage.BackendMacOS) {
+			t.Errorf("%v: PlanRules() non-nil = %v; want the Seatbelt rules for macOS only", b, got)
+		}
+	}
+	if got := []string{cage.BackendMacOS.String(), cage.BackendLinux.String()}; !slicesEqual(got, []string{"macos", "linux"}) {
+		t.Errorf("names %q", got)
+	}
+	c, err := cage.New(mustPolicy(t), cage.WithHome("/home/me"), cage.WithSandboxCheck(func() (bool, error) { return false, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Backend() != cage.HostBackend() {
+		t.Errorf("default Backend() = %v, want the host's %v", c.Backend(), cage.HostBackend())
+	}
+	if want := map[string]cage.Backend{"darwin": cage.BackendMacOS, "linux": cage.BackendLinux}[runtime.GOOS]; want != 0 && cage.HostBackend() != want {
+		t.Errorf("HostBackend() = %v on %s", cage.HostBackend(), runtime.GOOS)
+	}
+}
+
+func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }

@@ -1,7 +1,7 @@
 // Package cage runs a child process inside an OS sandbox, with an API
 // shaped like os/exec:
 //
-//	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"))
+//	policy, err := profile.New(profile.BaseV1, profile.Read("/tmp/build"))
 //	if err != nil {
 //		return err
 //	}
