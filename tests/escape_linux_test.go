@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -283,5 +284,46 @@ func TestLinuxGapsRefusedAtNew(t *testing.T) {
 		if _, err := cage.New(policy(t, tc.opt), cage.WithHome(tempHome(t)), cage.AcceptGaps(tc.gap)); err != nil {
 			t.Errorf("%s accepted: %v", tc.gap, err)
 		}
+	}
+}
+
+// TestLinuxLoopbackPorts: with the loopback gap accepted and one port
+// allowed, Landlock lets TCP connect to that port only, and seccomp
+// refuses UDP sockets.
+func TestLinuxLoopbackPorts(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	if linuxsandbox.KernelABI() < 4 {
+		t.Skip("TCP port rules need Landlock ABI 4")
+	}
+	allowed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer allowed.Close()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	port := allowed.Addr().(*net.TCPAddr).Port
+	c := newCage(t, policy(t, profile.Network(profile.NetworkLoopback, port)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLoopback))
+	connect := func(addr net.Addr) string {
+		a := addr.(*net.TCPAddr)
+		code := fmt.Sprintf("import socket, errno\ns = socket.socket()\ntry:\n    s.connect(('127.0.0.1', %d))\n    print('connected')\nexcept OSError as x:\n    print(errno.errorcode[x.errno])", a.Port)
+		o, e, err := run(t, c, python, "-c", code)
+		if err != nil {
+			t.Fatalf("python: %v (%s)", err, e)
+		}
+		return strings.TrimSpace(o)
+	}
+	if got := connect(allowed.Addr()); got != "connected" {
+		t.Errorf("connect to the allowed port %d: %s", port, got)
+	}
+	if got := connect(other.Addr()); got != "EACCES" {
+		t.Errorf("connect to another port: %s, want EACCES", got)
+	}
+	if got := pyErrno(t, c, "r(libc.socket(socket.AF_INET, socket.SOCK_DGRAM, 0))"); got != "EPERM" {
+		t.Errorf("UDP socket: %s, want EPERM", got)
 	}
 }
