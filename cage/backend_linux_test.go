@@ -40,7 +40,7 @@ func TestLinuxOldABI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New without scopes at ABI 5: %v", err)
 	}
-	if p := c.LinuxPlan(); p.ABI != 5 || p.MinABI != 4 || p.Scopes != 0 {
+	if p := c.LinuxPlan(); p.ABI != 5 || p.MinABI != 3 || p.Scopes != 0 {
 		t.Errorf("plan ABI %d, min %d, scopes %s", p.ABI, p.MinABI, p.Scopes)
 	}
 	if err := c.Command(t.Context(), "/bin/true").Run(); err != nil {

@@ -233,8 +233,9 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	switch mode {
 	case profile.NetworkOff:
 		ns.why = "network off: no sockets but those the policy allows"
+		// seccomp enforces it on any ABI; from ABI 4 Landlock's TCP rights
+		// (handled, no port allowed) add a second layer.
 		pl.HandledNet = NetBindTCP | NetConnectTCP
-		needs = append(needs, abiNeed{4, "network off is also enforced by Landlock's TCP rights"})
 	case profile.NetworkLoopback:
 		gaps = append(gaps, GapPart{GapLoopback, "Landlock filters TCP by port, not address: any host is reachable on an allowed port"})
 		ns.families = []uint32{afInet, afInet6}

@@ -142,11 +142,12 @@ func TestMinABI(t *testing.T) {
 		want int
 	}{
 		{"default: scopes", nil, 6},
-		{"process access waived: TCP off", []profile.Option{profile.Waive(profile.ProcessAccess)}, 4},
+		{"process access waived: truncate", []profile.Option{profile.Waive(profile.ProcessAccess)}, 3},
+		{"waived, loopback ports", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, 80)}, 4},
 		{"waived, network on: truncate", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkOn)}, 3},
 	}
 	for _, tt := range tests {
-		pl := mustPlan(t, tt.opts)
+		pl := mustPlan(t, tt.opts, GapLoopback)
 		if pl.MinABI != tt.want {
 			t.Errorf("%s: MinABI = %d, want %d", tt.name, pl.MinABI, tt.want)
 		}
