@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -202,6 +203,8 @@ func (cmd *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
+	// The child's own terminal, and no other, is granted per spawn.
+	grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
 	if c.policy.ExecTargetOnly() {
 		// The sandbox names the target as the kernel sees it.
 		res, err := r.Resolve(path)
@@ -526,10 +529,14 @@ func (w *syncBuffer) Bytes() []byte {
 }
 
 // resolveGrants resolves each grant to its kernel spelling through r (see
-// grantResolver); for the macOS backend it refuses grants on
-// case-sensitive volumes.
+// grantResolver), refuses grants through a suspect link
+// (pathresolve.CheckLinks, with the policy's trees and this spawn's grants
+// as trees) and, for the macOS backend, grants on case-sensitive volumes.
 func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, error) {
 	var out []grant
+	var results []pathresolve.Result
+	var writes []bool
+	trees := slices.Clone(c.trees)
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
 		if err != nil {
@@ -538,7 +545,14 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 		if res.CaseSensitive && c.cfg.backend == BackendMacOS {
 			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
+		results, writes = append(results, res), append(writes, g.Write)
+		trees = append(trees, pathresolve.Tree{Path: res.Path, Writable: g.Write})
 		out = append(out, grant{path: res.Path, write: g.Write})
+	}
+	for i, res := range results {
+		if err := pathresolve.CheckLinks(res, writes[i], trees, c.cfg.acceptedLink); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -31,6 +31,12 @@
 // [*UnsupportedError]. The hard-deny classes protect the home directory
 // that os.UserHomeDir reports; [WithHome] names another.
 //
+// A policy path or grant that resolves through a symbolic link inside a
+// tree the policy grants, leading out of that tree, or through a link
+// leading to its own ancestor, is a [*LinkError]: that is what a link a
+// caged child planted in an earlier run looks like (build/cache -> the
+// home directory). Accept a link you trust with [AcceptLink].
+//
 // # Spawning
 //
 // [Cage.Command] returns a [Cmd]. Its child, using system calls only,
@@ -40,7 +46,10 @@
 // ([StepApply]), confirms it ([StepConfirm]), takes the spawn's grants
 // ([Grant], [StepConsume]), marks every other descriptor close-on-exec, and only
 // then executes the target. If any step fails the target never runs and
-// Start returns an [*ApplyError] naming the [Step].
+// Start returns an [*ApplyError] naming the [Step]. Each spawn also grants
+// read-write the terminals its Stdin, Stdout or Stderr (an *os.File) is
+// open on, and no other (the macOS profile names no terminal but
+// /dev/tty).
 //
 // Before the first spawn in a process, [Probe] checks that the host's
 // backend works: a child under a sandbox that denies everything must be
@@ -121,8 +130,9 @@
 //
 // # Errors
 //
-// [ErrAlreadySandboxed], [*CaseSensitiveError], [*LimitError],
-// [*CompileError], [*GapError] (Linux), [*ApplyError] (errors.Is(err, fs.ErrPermission) for a
+// [ErrAlreadySandboxed], [*CaseSensitiveError], [*LinkError], [*LimitError],
+// [*CompileError], [*GapError] (Linux), [*ApplyError] (errors.Is(err,
+// fs.ErrPermission) for a
 // denied step), [*UnsupportedError] (errors.Is(err,
 // errors.ErrUnsupported)), [ErrRunNotEnded] and [*UncheckedError]; a
 // target's non-zero exit is an *exec.ExitError. Error strings are short

@@ -1,6 +1,9 @@
 package cage
 
-import "github.com/procage-go/procage/internal/libsandbox"
+import (
+	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/profile"
+)
 
 // Test hooks: a fake compiler and sandbox check, so the refusal paths and
 // the compile count run on any OS.
@@ -55,3 +58,17 @@ func (r RoundResult) Killed() int { return r.killed }
 func (r RoundResult) Unchecked() []int { return r.unchecked }
 
 func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }
+
+// TerminalGrants returns the paths and classes of the terminal grants a
+// spawn with these stdio values would carry.
+func TerminalGrants(stdio ...any) [][2]string {
+	var out [][2]string
+	for _, g := range terminalGrants(stdio...) {
+		class := profile.ExtensionRead
+		if g.write {
+			class = profile.ExtensionReadWrite
+		}
+		out = append(out, [2]string{g.path, class})
+	}
+	return out
+}
