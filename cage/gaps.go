@@ -17,6 +17,7 @@ const (
 	GapSecrets        = linuxsandbox.GapSecrets        // a secrets path inside an allowed tree
 	GapTrustHandoff   = linuxsandbox.GapTrustHandoff   // git hooks/config or startup files inside a writable tree
 	GapLoopback       = linuxsandbox.GapLoopback       // loopback-only network (Landlock filters ports, not addresses)
+	GapLocalServices  = linuxsandbox.GapLocalServices  // network on keeps localhost services and wildcard listening
 	GapUnixSocketPath = linuxsandbox.GapUnixSocketPath // one Unix socket by path (before Landlock ABI 9)
 	GapMach           = linuxsandbox.GapMach           // Mach service names
 	GapSeatbelt       = linuxsandbox.GapSeatbelt       // raw Seatbelt rules

@@ -22,12 +22,12 @@ func linuxCage(t *testing.T, opts []profile.Option, copts ...cage.Option) (*cage
 }
 
 func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
-	_, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback)})
+	_, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)})
 	var ge *cage.GapError
 	if !errors.As(err, &ge) || !ge.Has(cage.GapSecrets) || !ge.Has(cage.GapLoopback) || ge.Has(cage.GapMach) {
 		t.Fatalf("New = %v, want a GapError naming secrets and loopback only", err)
 	}
-	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback)},
+	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)},
 		cage.AcceptGaps(cage.GapSecrets, cage.GapLoopback))
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestAcceptGapsUnknown(t *testing.T) {
 
 // A macOS cage ignores accepted Linux gaps and has no Linux plan.
 func TestAcceptGapsMacOS(t *testing.T) {
-	pol, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback))
+	pol, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback, profile.AnyPort))
 	if err != nil {
 		t.Fatal(err)
 	}

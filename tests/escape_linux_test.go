@@ -271,7 +271,8 @@ func TestLinuxGapsRefusedAtNew(t *testing.T) {
 		opt profile.Option
 		gap cage.Gap
 	}{
-		{profile.Network(profile.NetworkLoopback), cage.GapLoopback},
+		{profile.Network(profile.NetworkLoopback, profile.AnyPort), cage.GapLoopback},
+		{profile.Network(profile.NetworkOn), cage.GapLocalServices},
 		{profile.UnixSocket("/run/x.sock"), cage.GapUnixSocketPath},
 		{profile.MachLookup("com.example.x"), cage.GapMach},
 		{profile.Seatbelt(`(allow file-read* (literal "/x"))`), cage.GapSeatbelt},
@@ -355,5 +356,24 @@ func TestLinuxGapLdSoRunsReadableFile(t *testing.T) {
 	o, e, err = run(t, c, ldso, prog, "through ld.so")
 	if err != nil || strings.TrimSpace(o) != "through ld.so" {
 		t.Errorf("ld.so %s: %v, %q %q (the gap may be closed: revisit exec-target-only)", prog, err, o, e)
+	}
+}
+
+// TestLinuxGapLocalServicesOpen documents the network-on gap (R-42): with
+// it accepted, a localhost service on a port the policy never named is
+// reachable, since Landlock filters TCP by port, not address.
+func TestLinuxGapLocalServicesOpen(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c := newCage(t, policy(t, profile.Network(profile.NetworkOn)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLocalServices))
+	code := fmt.Sprintf("import socket\ns = socket.socket()\ns.connect(('127.0.0.1', %d))\nprint('connected')", ln.Addr().(*net.TCPAddr).Port)
+	o, e, err := run(t, c, python, "-c", code)
+	if err != nil || strings.TrimSpace(o) != "connected" {
+		t.Errorf("connect to a local service with the gap accepted: %v, %q %q (the gap may be closed: revisit it)", err, o, e)
 	}
 }

@@ -54,6 +54,13 @@ const (
 	// not by address (ABI 4), so any host is reachable on an allowed port;
 	// UDP is then refused altogether.
 	GapLoopback Gap = "network-loopback"
+	// GapLocalServices: network on, without opting in to every localhost
+	// port ([profile.AnyPort]) and listening on every interface
+	// ([profile.ListenAnyInterface]). Landlock cannot tell localhost from
+	// a remote host, nor a localhost bind from a wildcard one, so local
+	// services (a debugger inspector, Docker over TCP, an IDE server) stay
+	// reachable on every port and the child may listen on every interface.
+	GapLocalServices Gap = "network-on-local-services"
 	// GapUnixSocketPath: allowing one Unix socket by path. Before Landlock
 	// ABI 9 connect() to a path-named socket is not restricted, so
 	// allowing socket(AF_UNIX) allows every such socket the process can
@@ -73,7 +80,7 @@ const (
 
 // Gaps returns every Gap, in report order.
 func Gaps() []Gap {
-	return []Gap{GapSecrets, GapTrustHandoff, GapLoopback, GapUnixSocketPath, GapMach, GapSeatbelt, GapExecTargetOnly}
+	return []Gap{GapSecrets, GapTrustHandoff, GapLoopback, GapLocalServices, GapUnixSocketPath, GapMach, GapSeatbelt, GapExecTargetOnly}
 }
 
 // ParseGap returns the Gap named s.
@@ -222,6 +229,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 
 	// Network.
 	mode, ports := p.Network()
+	anyPort := len(ports) == 1 && ports[0] == profile.AnyPort
 	pl.Network = mode
 	unixAllowed := len(p.UnixSockets()) > 0
 	if unixAllowed {
@@ -241,7 +249,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.why = "network loopback: TCP sockets only"
-		if len(ports) > 0 {
+		if !anyPort {
 			pl.HandledNet = NetBindTCP | NetConnectTCP
 			for _, port := range ports {
 				pl.NetRules = append(pl.NetRules, NetRule{Port: uint16(port), Access: NetBindTCP | NetConnectTCP})
@@ -249,6 +257,9 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 			needs = append(needs, abiNeed{4, "TCP port rules"})
 		}
 	case profile.NetworkOn:
+		if !anyPort || !p.ListensAnyInterface() {
+			gaps = append(gaps, GapPart{GapLocalServices, "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
+		}
 		ns.families = []uint32{afInet, afInet6, afNetlink}
 		ns.why = "network on: IP and netlink (interface lookups) sockets"
 		pl.Rules = append(pl.Rules, PathRule{Path: "/run/systemd/resolve", Access: fsRead, Layer: LayerBase,

@@ -26,7 +26,10 @@ func TestGapsRefused(t *testing.T) {
 		{"one secret file allowed", []profile.Option{profile.FS(profile.AccessRead, profile.Literal, "/home/u/.netrc")}, []Gap{GapSecrets}},
 		{"writable project: git hooks", []profile.Option{profile.ReadWrite("/work/p")}, []Gap{GapTrustHandoff}},
 		{"writable .bashrc file", []profile.Option{profile.FS(profile.AccessWrite, profile.Literal, "/home/u/.bashrc")}, []Gap{GapTrustHandoff}},
-		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback)}, []Gap{GapLoopback}},
+		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, []Gap{GapLoopback}},
+		{"network on", []profile.Option{profile.Network(profile.NetworkOn)}, []Gap{GapLocalServices}},
+		{"network on, named localhost port", []profile.Option{profile.Network(profile.NetworkOn, 8080)}, []Gap{GapLocalServices}},
+		{"network on, any port, localhost listening", []profile.Option{profile.Network(profile.NetworkOn, profile.AnyPort)}, []Gap{GapLocalServices}},
 		{"loopback ports", []profile.Option{profile.Network(profile.NetworkLoopback, 80, 443)}, []Gap{GapLoopback}},
 		{"unix socket", []profile.Option{profile.UnixSocket("/run/x.sock")}, []Gap{GapUnixSocketPath}},
 		{"mach", []profile.Option{profile.MachLookup("com.example.x")}, []Gap{GapMach}},
@@ -88,6 +91,7 @@ func TestWaivedClassIsNoGap(t *testing.T) {
 		{profile.ReadWrite("/work/p"), profile.Waive(profile.TrustHandoff)},
 		{profile.Read("/work/p"), profile.Read("/home/u/src")},
 		{profile.Read("/home/u/.sshx")}, // a sibling name, not ~/.ssh
+		{profile.Network(profile.NetworkOn, profile.AnyPort), profile.ListenAnyInterface()}, // all of localhost, asked for
 	} {
 		pol, err := profile.New(profile.BaseV1, opts...)
 		if err != nil {
@@ -144,7 +148,8 @@ func TestMinABI(t *testing.T) {
 		{"default: scopes", nil, 6},
 		{"process access waived: truncate", []profile.Option{profile.Waive(profile.ProcessAccess)}, 3},
 		{"waived, loopback ports", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, 80)}, 4},
-		{"waived, network on: truncate", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkOn)}, 3},
+		{"waived, network on: truncate", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkOn, profile.AnyPort), profile.ListenAnyInterface()}, 3},
+		{"waived, loopback any port", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, profile.AnyPort)}, 3},
 	}
 	for _, tt := range tests {
 		pl := mustPlan(t, tt.opts, GapLoopback)

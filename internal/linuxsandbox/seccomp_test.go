@@ -67,7 +67,7 @@ const (
 func TestFilterVM(t *testing.T) {
 	nonForking := mustPlan(t, nil)
 	forking := mustPlan(t, []profile.Option{profile.Fork()})
-	netOn := mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)})
+	netOn := mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices)
 	loop := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 8080)}, GapLoopback)
 	unix := mustPlan(t, []profile.Option{profile.UnixSocket("/run/app.sock")}, GapUnixSocketPath)
 
@@ -273,7 +273,7 @@ func TestFilterMatchesRules(t *testing.T) {
 	plans := []*Plan{
 		mustPlan(t, nil),
 		mustPlan(t, []profile.Option{profile.Fork()}),
-		mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}),
+		mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices),
 		mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 80), profile.UnixSocket("/x")}, GapLoopback, GapUnixSocketPath),
 	}
 	r := rand.New(rand.NewPCG(1, 2))
