@@ -90,7 +90,7 @@ func TestWaivedClassIsNoGap(t *testing.T) {
 		{profile.Read("/home/u"), profile.Waive(profile.Secrets)},
 		{profile.ReadWrite("/work/p"), profile.Waive(profile.TrustHandoff)},
 		{profile.Read("/work/p"), profile.Read("/home/u/src")},
-		{profile.Read("/home/u/.sshx")}, // a sibling name, not ~/.ssh
+		{profile.Read("/home/u/.sshx")},                                                     // a sibling name, not ~/.ssh
 		{profile.Network(profile.NetworkOn, profile.AnyPort), profile.ListenAnyInterface()}, // all of localhost, asked for
 	} {
 		pol, err := profile.New(profile.BaseV1, opts...)
