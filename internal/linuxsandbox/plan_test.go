@@ -205,8 +205,8 @@ func TestPlanRules(t *testing.T) {
 		t.Errorf("policy rules (-want +got):\n%s", diff)
 	}
 	for _, r := range pl.Rules {
-		if r.Layer == LayerBase && (within("/home/u", r.Path) || within("/tmp", r.Path) || within("/proc", r.Path)) {
-			t.Errorf("base rule %s covers home, /tmp or /proc", r.Path)
+		if r.Layer == LayerBase && (within("/home/u", r.Path) || within("/tmp", r.Path) || within("/proc", r.Path) || within("/dev/pts/0", r.Path)) {
+			t.Errorf("base rule %s covers home, /tmp, /proc or other terminals (/dev/pts)", r.Path)
 		}
 	}
 	if pl.Scopes != ScopeSignal|ScopeAbstractUnixSocket {
