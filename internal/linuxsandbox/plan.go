@@ -284,8 +284,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 
 	// Process access: ptrace is limited to the domain from ABI 1; signals
 	// and abstract Unix sockets outside the domain are scoped from ABI 6.
-	// The scopes keep a run from reaching processes outside it, so they
-	// apply whether or not the class is waived unless it is.
+	// Waiving the class drops the scopes (and their ABI need).
 	if !p.Waived(profile.ProcessAccess) {
 		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
 		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
