@@ -319,3 +319,57 @@ func TestFilterMatchesRules(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFilterMatchesRules: for any seccomp_data, the forking and the
+// loopback plans' programs answer as their rules read plainly.
+func FuzzFilterMatchesRules(f *testing.F) {
+	f.Add(true, uint32(0xc000003e), uint32(56), uint64(0x1200011), uint64(0), uint64(0))
+	f.Add(false, uint32(0xc00000b7), uint32(198), uint64(2), uint64(2), uint64(0))
+	var plans []*Plan
+	for _, opt := range []profile.Option{profile.Fork(), profile.Network(profile.NetworkLoopback, 80)} {
+		pol, err := profile.New(profile.BaseV1, opt)
+		if err != nil {
+			f.Fatal(err)
+		}
+		pl, err := Lower(pol, Env{Accept: []Gap{GapLoopback}})
+		if err != nil {
+			f.Fatal(err)
+		}
+		plans = append(plans, pl)
+	}
+	type vmFor struct {
+		arch *Arch
+		plan *Plan
+		vm   *bpf.VM
+	}
+	var vms []vmFor
+	for _, arch := range []*Arch{ArchAMD64, ArchARM64} {
+		for _, pl := range plans {
+			prog, err := Filter(arch, pl.Seccomp)
+			if err != nil {
+				f.Fatal(err)
+			}
+			insts, _ := bpf.Disassemble(prog)
+			vm, err := bpf.NewVM(insts)
+			if err != nil {
+				f.Fatal(err)
+			}
+			vms = append(vms, vmFor{arch, pl, vm})
+		}
+	}
+	f.Fuzz(func(t *testing.T, loop bool, audit, nr uint32, a0, a1, a2 uint64) {
+		for _, v := range vms {
+			if (v.plan == plans[1]) != loop {
+				continue
+			}
+			args := [6]uint64{a0, a1, a2}
+			got, err := v.vm.Run(seccompData(audit, nr, args[:]...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := evalRules(v.arch, v.plan.Seccomp, audit, nr, args); uint32(got) != want {
+				t.Fatalf("%s: arch %#x nr %d args %#x: program %#x, rules %#x", v.arch.Name, audit, nr, args, uint32(got), want)
+			}
+		}
+	})
+}
