@@ -377,3 +377,22 @@ func TestLinuxGapLocalServicesOpen(t *testing.T) {
 		t.Errorf("connect to a local service with the gap accepted: %v, %q %q (the gap may be closed: revisit it)", err, o, e)
 	}
 }
+
+// TestLinuxEscapeEtcSecrets: root in a cage keeps uid 0, so file
+// permissions alone would let it read /etc/shadow; Base V1 names the /etc
+// files programs need, not /etc, so Landlock refuses it.
+func TestLinuxEscapeEtcSecrets(t *testing.T) {
+	requireCage(t)
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	for _, f := range []string{"/etc/shadow", "/etc/gshadow", "/etc/sudoers"} {
+		if _, err := os.Stat(f); err != nil {
+			continue
+		}
+		o, e, err := run(t, c, "/bin/cat", f)
+		mustRefuse(t, "reading "+f, o, e, err)
+	}
+	// What programs need stays readable.
+	if o, e, err := run(t, c, "/bin/cat", "/etc/passwd"); err != nil || !strings.Contains(o, "root:") {
+		t.Errorf("reading /etc/passwd: %v (%s)", err, e)
+	}
+}

@@ -30,8 +30,27 @@ var (
 		"/usr/local/bin", "/usr/local/sbin", "/usr/local/lib",
 	}
 	v1ReadTrees = []string{
-		"/etc", "/usr/share", "/usr/local/share",
+		"/usr/share", "/usr/local/share",
 		"/sys/devices/system/cpu", "/sys/kernel/mm/transparent_hugepage",
+	}
+	// Not /etc whole: root in a cage keeps uid 0, so DAC would let it read
+	// root-owned secrets there (/etc/shadow, /etc/gshadow, SSH host keys,
+	// sudoers, TLS private keys under /etc/ssl/private), and Landlock
+	// cannot deny inside an allowed tree. These are what libc, the shells,
+	// the dynamic loader, perl, Python and TLS clients read.
+	v1EtcFiles = []string{
+		"/etc/bash.bashrc", "/etc/debian_version", "/etc/environment", "/etc/gai.conf",
+		"/etc/gitconfig", "/etc/group", "/etc/host.conf", "/etc/hostname", "/etc/hosts",
+		"/etc/inputrc", "/etc/issue", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.preload",
+		"/etc/locale.alias", "/etc/locale.conf", "/etc/localtime", "/etc/lsb-release",
+		"/etc/magic", "/etc/magic.mime", "/etc/mime.types", "/etc/networks", "/etc/nsswitch.conf",
+		"/etc/os-release", "/etc/passwd", "/etc/profile", "/etc/protocols", "/etc/resolv.conf",
+		"/etc/services", "/etc/shells", "/etc/timezone", "/etc/zshenv",
+	}
+	v1EtcTrees = []string{
+		"/etc/alternatives", "/etc/ca-certificates", "/etc/default", "/etc/ld.so.conf.d",
+		"/etc/perl", "/etc/pki/ca-trust", "/etc/pki/tls/certs", "/etc/profile.d", "/etc/python3",
+		"/etc/ssl/certs", "/etc/terminfo",
 	}
 	v1RWDevices   = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 	v1ReadDevices = []string{"/dev/random", "/dev/urandom"}
@@ -45,7 +64,15 @@ func baseV1Rules() []PathRule {
 	}
 	for _, p := range v1ReadTrees {
 		rs = append(rs, PathRule{Path: p, Access: fsRead, Layer: LayerBase,
-			Why: "configuration, locales, time zones, terminfo, CPU topology"})
+			Why: "locales, time zones, terminfo, CPU topology, the Go runtime's huge page size"})
+	}
+	for _, p := range v1EtcFiles {
+		rs = append(rs, PathRule{Path: p, Access: FSReadFile, Layer: LayerBase,
+			Why: "system configuration programs read (users and groups, the loader cache, hosts, locale, time zone, shells)"})
+	}
+	for _, p := range v1EtcTrees {
+		rs = append(rs, PathRule{Path: p, Access: fsRead, Layer: LayerBase,
+			Why: "alternatives, loader, perl and Python configuration, CA certificates, terminfo"})
 	}
 	for _, p := range v1RWDevices {
 		rs = append(rs, PathRule{Path: p, Access: FSReadFile | FSWriteFile | FSTruncate | FSIoctlDev, Layer: LayerBase,
