@@ -152,6 +152,7 @@ type Plan struct {
 	Network    profile.NetworkMode
 	Accepted   []GapPart // gaps present and accepted: not enforced
 
+	needs   []abiNeed // what sets MinABI
 	home    string
 	accept  []Gap
 	secrets bool // the secrets class is in force
@@ -295,6 +296,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	for _, n := range needs {
 		pl.MinABI = max(pl.MinABI, n.abi)
 	}
+	pl.needs = needs
 	if abi < 4 {
 		pl.HandledNet, pl.NetRules = 0, nil
 	}

@@ -219,6 +219,8 @@ func TestPlanTextAndJSON(t *testing.T) {
 	text := pl.String()
 	for _, want := range []string{
 		"Landlock ABI 7 planned, at least 6 needed",
+		"needs ABI 6: signal and abstract Unix socket scoping (process-access)",
+		"needs ABI 4: TCP port rules",
 		"path policy   /data: read_file|read_dir",
 		"path base     /usr/bin: execute|read_file|read_dir",
 		"tcp port 8080: bind_tcp|connect_tcp",

@@ -12,6 +12,9 @@ import (
 func (pl *Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Linux plan: Landlock ABI %d planned, at least %d needed\n", pl.ABI, pl.MinABI)
+	for _, n := range pl.needs {
+		fmt.Fprintf(&b, "needs ABI %d: %s\n", n.abi, n.what)
+	}
 	fmt.Fprintf(&b, "landlock handled fs: %s\n", pl.HandledFS)
 	fmt.Fprintf(&b, "landlock handled net: %s\n", pl.HandledNet)
 	fmt.Fprintf(&b, "landlock scopes: %s\n", pl.Scopes)
@@ -36,6 +39,7 @@ func (pl *Plan) String() string {
 type planJSON struct {
 	ABI        int            `json:"abi"`
 	MinABI     int            `json:"min_abi"`
+	Needs      []string       `json:"min_abi_for"`
 	HandledFS  []string       `json:"handled_fs"`
 	HandledNet []string       `json:"handled_net"`
 	Scopes     []string       `json:"scopes"`
@@ -86,7 +90,10 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 		ABI: pl.ABI, MinABI: pl.MinABI,
 		HandledFS: names(pl.HandledFS), HandledNet: names(pl.HandledNet), Scopes: names(pl.Scopes),
 		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{},
-		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{},
+		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Needs: []string{},
+	}
+	for _, n := range pl.needs {
+		j.Needs = append(j.Needs, fmt.Sprintf("ABI %d: %s", n.abi, n.what))
 	}
 	for _, r := range pl.Rules {
 		j.Rules = append(j.Rules, ruleJSON{Path: r.Path, Access: names(r.Access), Layer: r.Layer, Why: r.Why})
