@@ -537,3 +537,49 @@ func TestCanaryOtherTerminalsUnderDevGrant(t *testing.T) {
 		t.Errorf("%s with the spawn's grant: %s", own, d)
 	}
 }
+
+// Red team of issue 12: a planted bare repository. Git's discovery takes a
+// directory holding HEAD, objects/ and refs/ for a bare repository and obeys
+// its config (git setup.c, is_git_directory); in a subdirectory that happens
+// before the worktree's .git is looked at, and at the worktree root once the
+// (carved-out, writable) .git/HEAD no longer validates, so the child need
+// not touch a protected file to hijack every git command in the project.
+// HEAD is the one name every git directory has, so it may only be written
+// where the .git carve-out allows it. TestGitRoutesRunPayloads runs it.
+func TestCanaryBareRepository(t *testing.T) {
+	repo := home + "/src/repo"
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"HEAD at the worktree root", sim.Access{Op: "file-write-create", Path: repo + "/HEAD"}},
+		{"HEAD in a subdirectory", sim.Access{Op: "file-write-create", Path: repo + "/sub/HEAD"}},
+		{"HEAD case variant", sim.Access{Op: "file-write-create", Path: repo + "/head"}},
+		{"HEAD of a repo named x.git", sim.Access{Op: "file-write-create", Path: repo + "/x.git/HEAD"}},
+		{"HEAD in a nested .git", sim.Access{Op: "file-write-create", Path: repo + "/.git/hooks/HEAD"}},
+	})
+	// Git's own HEADs stay writable, and so do names that merely end in HEAD.
+	for _, p := range []string{
+		repo + "/.git/HEAD", repo + "/.git/HEAD.lock", repo + "/.git/refs/remotes/origin/HEAD",
+		repo + "/.git/logs/refs/remotes/origin/HEAD", repo + "/.git/modules/sub/HEAD", repo + "/.git/worktrees/wt/HEAD",
+		repo + "/AHEAD", repo + "/HEAD.md", repo + "/headers/x.h",
+	} {
+		a := sim.Access{Op: "file-write-create", Path: p}
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%s: denied (%s); only a bare repository's HEAD is refused", a, d)
+		}
+	}
+}
+
+// Red team of issue 12, open item: HFS+ (Mac OS Extended, not APFS)
+// ignores zero-width code points in names, so .g<U+200C>it names the same
+// directory as .git there (git's own checks fold them: git utf8.c,
+// is_hfs_dotgit). The class's regex sees only the name as spelled; whether
+// Seatbelt checks the typed or the on-disk name is unmeasured. This asserts
+// the gap as it stands: the spelled variant is not denied.
+func TestCanaryHFSIgnorable(t *testing.T) {
+	repo := home + "/src/repo"
+	for _, p := range []string{repo + "/.g\u200cit/config", repo + "/.git\u200d/hooks/pre-commit", repo + "/\ufeff.git/config"} {
+		a := sim.Access{Op: "file-write-data", Path: p}
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%+q: %s; the open item is closed, update R-31 and this test", p, d)
+		}
+	}
+}

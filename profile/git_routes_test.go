@@ -110,6 +110,31 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 			write(p, evil+"\n", 0o644)
 			return []string{p}, func() { trigger(wt, "status") }
 		}},
+		// A bare repository needs HEAD, objects/ and refs/; the config
+		// names a worktree so fsmonitor runs. Only HEAD is refused (the
+		// other names are too common to deny), which is enough.
+		{"bare repository in a subdirectory", func(marker string) ([]string, func()) {
+			repo := newRepo("r5")
+			bare := filepath.Join(repo, "sub")
+			write(filepath.Join(bare, "objects", "info", "x"), "", 0o644)
+			write(filepath.Join(bare, "refs", "heads", "x"), "", 0o644)
+			write(filepath.Join(bare, "config"), evilConfig(marker)+"\tworktree = "+bare+"\n", 0o644)
+			p := filepath.Join(bare, "HEAD")
+			write(p, "ref: refs/heads/main\n", 0o644)
+			return []string{p}, func() { trigger(bare, "status") }
+		}},
+		{"bare repository at the root, spoiled .git HEAD", func(marker string) ([]string, func()) {
+			repo := newRepo("r6")
+			// .git/HEAD is carved out (checkout writes it): garbage there
+			// makes git pass over .git and take the root for a bare repository.
+			write(filepath.Join(repo, ".git", "HEAD"), "spoiled\n", 0o644)
+			write(filepath.Join(repo, "objects", "info", "x"), "", 0o644)
+			write(filepath.Join(repo, "refs", "heads", "x"), "", 0o644)
+			write(filepath.Join(repo, "config"), evilConfig(marker)+"\tworktree = "+repo+"\n", 0o644)
+			p := filepath.Join(repo, "HEAD")
+			write(p, "ref: refs/heads/main\n", 0o644)
+			return []string{p}, func() { trigger(repo, "status") }
+		}},
 	}
 	p, err := profile.New(profile.BaseV1, profile.ReadWrite(root))
 	if err != nil {

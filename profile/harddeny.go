@@ -30,9 +30,10 @@ import (
 //     and the pasteboard.
 //   - trust-handoff: writes to files another program later runs or obeys
 //     as the user: every .git in any tree (but the data git writes during
-//     ordinary commands), shell and zsh startup files, Python's user site,
-//     Cargo and Docker CLI configuration, iTerm2 AutoLaunch scripts,
-//     ~/.gitconfig, ~/Library/LaunchAgents.
+//     ordinary commands) and a bare repository's HEAD, shell and zsh
+//     startup files, Python's user site, Cargo and Docker CLI
+//     configuration, iTerm2 AutoLaunch scripts, ~/.gitconfig,
+//     ~/Library/LaunchAgents.
 //   - service-manager: Launch Services, Apple events, launchd's job
 //     submission and user-domain services, the Dock, WindowServer, TCC,
 //     Authorization Services, mounting, IOKit user clients, new
@@ -218,6 +219,13 @@ func foldCase(re string) string {
 var (
 	// gitAnyRegex matches a .git directory or file and everything in it.
 	gitAnyRegex = foldCase(`/\.git(/|$)`)
+	// gitHeadRegex matches a file named HEAD: every git directory has one
+	// (git setup.c, is_git_directory: HEAD, objects/ and refs/), so
+	// outside the carve-out it marks a bare repository being planted.
+	// Git's discovery takes such a directory for a repository and obeys
+	// its config, in a subdirectory before any .git above it, and at a
+	// worktree's root once the writable .git/HEAD stops validating.
+	gitHeadRegex = foldCase(`/HEAD$`)
 	// gitDataRegex matches the data carve-out, in the repository's own
 	// .git or one level of modules/<name>/ or worktrees/<name>/ (a
 	// submodule name with a "/" or a nested submodule fails closed).
@@ -258,8 +266,9 @@ func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
 	ops := []string{"file-write*", "file-link"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
-			sbpl.F("regex", gitAnyRegex), sbpl.F("require-not", sbpl.F("regex", gitDataRegex)))},
-			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), but for the data git writes in ordinary commands; case folded by hand"},
+			sbpl.F("require-any", sbpl.F("regex", gitAnyRegex), sbpl.F("regex", gitHeadRegex)),
+			sbpl.F("require-not", sbpl.F("regex", gitDataRegex)))},
+			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), nor can a bare repository's HEAD, but for the data git writes in ordinary commands; case folded by hand"},
 	}
 	if home == "" {
 		return rules
