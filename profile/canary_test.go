@@ -318,7 +318,19 @@ func TestCanaryProcessList(t *testing.T) {
 	runCanaries(t, profile.ProcessAccess, []canary{
 		{"kern.proc.all", sim.Access{Op: "sysctl-read", Name: "kern.proc.all"}},
 		{"kern.proc.uid", sim.Access{Op: "sysctl-read", Name: "kern.proc.uid.501"}},
+		// Red team of issue 12: xnu's kern.proc node also lists by process
+		// group and login context (bsd/kern/kern_sysctl.c, KERN_PROC_PGRP,
+		// KERN_PROC_LCID); walking the group ids lists every process.
+		{"kern.proc.pgrp", sim.Access{Op: "sysctl-read", Name: "kern.proc.pgrp.1"}},
+		{"kern.proc.lcid", sim.Access{Op: "sysctl-read", Name: "kern.proc.lcid.0"}},
 	})
+	// Open: kern.proc.pid.N for another pid gives that process's
+	// kinfo_proc, and a walk over pids lists them all. A sysctl name carries
+	// no target, and denying the prefix would also deny a process's query of
+	// itself (the common debugger check), so it stays allowed.
+	if d := decide(t, broad(t), sim.Access{Op: "sysctl-read", Name: "kern.proc.pid.1"}); !d.Allowed {
+		t.Errorf("kern.proc.pid.1: %s; the open item is closed, update R-25 and this test", d)
+	}
 }
 
 // An accepted (allow default) reopens nothing the classes close (issue 12

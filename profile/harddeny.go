@@ -19,8 +19,8 @@ import (
 // The classes:
 //
 //   - process-access: the argument sysctls (kern.procargs*), the
-//     process-listing sysctls (kern.proc.all and the per-uid, per-tty
-//     lists), other processes' information, signals and task ports outside
+//     process-listing sysctls (kern.proc.all and the per-uid, per-tty,
+//     per-group and per-login-context lists), other processes' information, signals and task ports outside
 //     the run, the sysmond service behind ps and pgrep, terminals the spawn
 //     did not grant, and creating setuid files. Executing setuid programs is refused by the kernel in any cage
 //     (forbidden-exec-sugid) whether or not the class is waived.
@@ -78,7 +78,9 @@ func processAccessRules() []sbpl.Rule {
 			sbpl.F("sysctl-name-prefix", "kern.proc.uid."),
 			sbpl.F("sysctl-name-prefix", "kern.proc.ruid."),
 			sbpl.F("sysctl-name-prefix", "kern.proc.tty."),
-		}, Comment: "R-25: lists of every process (KERN_PROC_ALL, _UID, _RUID, _TTY; sandbox-runtime allowed kern.proc.all, Chromium allows only its own kern.proc.pid)"},
+			sbpl.F("sysctl-name-prefix", "kern.proc.pgrp."),
+			sbpl.F("sysctl-name-prefix", "kern.proc.lcid."),
+		}, Comment: "R-25: lists of every process (KERN_PROC_ALL, _UID, _RUID, _TTY, _PGRP, _LCID in xnu's kern_sysctl.c; sandbox-runtime allowed kern.proc.all, Chromium allows only its own kern.proc.pid)"},
 		{Effect: sbpl.Deny, Ops: []string{"process-info*"}, Filters: []*sbpl.Filter{notSameSandbox()},
 			Comment: "R-25: information on processes outside the run (proc_info, proc_pidpath, listing pids); the run's own stay readable"},
 		{Effect: sbpl.Deny, Ops: []string{"signal"}, Filters: []*sbpl.Filter{notSameSandbox()},
