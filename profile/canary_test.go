@@ -595,3 +595,37 @@ func TestCanaryHFSIgnorable(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12: a filtered Seatbelt-layer allow of an operation a
+// class denies without a filter. The class wins in the simulator (the
+// later rule), but on the kernel only if Seatbelt does not rank a filtered
+// allow above an unfiltered deny, which is unmeasured; no rule may depend
+// on that, so such an allow is refused unless the class is waived.
+func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
+	cases := []struct {
+		rule  string
+		class profile.Class
+	}{
+		{`(allow pseudo-tty (literal "/dev/ptmx"))`, profile.ServiceManager},
+		{`(allow appleevent-send (appleevent-destination "com.apple.Terminal"))`, profile.ServiceManager},
+		{`(allow lsopen (require-not (literal "/x")))`, profile.ServiceManager},
+		{`(allow job-creation (literal "/x"))`, profile.ServiceManager},
+		{`(allow (with report) file-write-setugid file-write-data (subpath "/Users/alice"))`, profile.ProcessAccess},
+	}
+	for _, tc := range cases {
+		_, err := profile.New(profile.BaseV1, profile.Seatbelt(tc.rule))
+		if !errors.Is(err, profile.ErrClassAllow) {
+			t.Errorf("New(Seatbelt(%s)) = %v, want ErrClassAllow", tc.rule, err)
+		}
+		if _, err := profile.New(profile.BaseV1, profile.Seatbelt(tc.rule), profile.Waive(tc.class)); err != nil {
+			t.Errorf("New(Seatbelt(%s), Waive(%s)) = %v, want the allow accepted", tc.rule, tc.class, err)
+		}
+	}
+	// Unfiltered allows stay accepted: the class's deny has the same shape
+	// and comes later, so it wins (broad's rules include them).
+	for _, op := range []string{"pseudo-tty", "lsopen", "job-creation", "iokit-open-user-client", "appleevent-send", "file-write-setugid"} {
+		if d := decide(t, broad(t, profile.Seatbelt("(allow "+op+")")), sim.Access{Op: op}); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s after (allow %s): %s, want denied by a class", op, op, d)
+		}
+	}
+}
