@@ -629,3 +629,26 @@ func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12, open item: with the network on, connect()
+// to the unspecified address reaches the local host: xnu replaces a
+// destination of INADDR_ANY with the primary local address, the loopback
+// one (bsd/netinet/in_pcb.c, in_pcbladdr), and the IPv6 unspecified address
+// likewise [inferred]. A remote filter names only * or localhost, so the
+// profile cannot name 0.0.0.0 or ::; whether Seatbelt's localhost covers
+// them is unmeasured. This asserts the gap as the simulator sees it: the
+// debugger port is refused on localhost and reachable through 0.0.0.0.
+func TestCanaryUnspecifiedAddress(t *testing.T) {
+	p, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkOn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: "127.0.0.1:9229"}); d.Allowed {
+		t.Errorf("127.0.0.1:9229: %s, want denied (R-42)", d)
+	}
+	for _, addr := range []string{"0.0.0.0:9229", "[::]:9229"} {
+		if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: addr}); !d.Allowed {
+			t.Errorf("%s: %s; the open item is closed, update R-42 and this test", addr, d)
+		}
+	}
+}
