@@ -12,6 +12,7 @@ import (
 	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sbpl"
 )
 
 // Rewrite records one step from a policy path as written to the spelling
@@ -232,6 +233,7 @@ func (c *Cage) resolve() error {
 			c.trees = append(c.trees, pathresolve.Tree{Path: c.resolvedMap[r.Path], Writable: write})
 		}
 	}
+	c.trees = append(c.trees, seatbeltTrees(c.policy.SeatbeltRules(), c.resolvedMap, written)...)
 	for _, p := range c.policy.UnixSockets() {
 		written[p] = true // bound and connected to
 	}
@@ -293,3 +295,45 @@ func newMarker() string {
 // siblingName shares the prefix but is no run's marker: a run's processes
 // deny it while allowing their marker.
 func siblingName() string { return runPrefix + "sibling" }
+
+// seatbeltTrees returns the trees the Seatbelt layer's allows grant, and
+// marks in written each path an allow lets the child write: a child plants
+// a link in such a tree as in a policy tree. A prefix counts as the tree of
+// its directory (it also matches siblings sharing the prefix); a regex names
+// no tree and is not counted.
+func seatbeltTrees(rules []sbpl.Rule, resolved map[string]string, written map[string]bool) []pathresolve.Tree {
+	var trees []pathresolve.Tree
+	for _, r := range rules {
+		if r.Effect != sbpl.Allow {
+			continue
+		}
+		write := slices.ContainsFunc(r.Ops, func(op string) bool { return op != "default" && sbpl.Covers(op, "file-write-create") })
+		var walk func(f *sbpl.Filter)
+		walk = func(f *sbpl.Filter) {
+			for _, a := range f.Args {
+				switch v := a.(type) {
+				case *sbpl.Filter:
+					walk(v)
+				case sbpl.Str:
+					if !sbpl.IsPathFilter(f.Name) {
+						continue
+					}
+					arg := string(v)
+					written[arg] = written[arg] || write
+					res, ok := resolved[arg]
+					switch {
+					case !ok:
+					case f.Name == "subpath":
+						trees = append(trees, pathresolve.Tree{Path: res, Writable: write})
+					case f.Name == "prefix" || f.Name == "path-prefix":
+						trees = append(trees, pathresolve.Tree{Path: path.Dir(res), Writable: write})
+					}
+				}
+			}
+		}
+		for _, f := range r.Filters {
+			walk(f)
+		}
+	}
+	return trees
+}
