@@ -652,3 +652,46 @@ func TestCanaryUnspecifiedAddress(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12: zsh files that run code besides the startup files
+// themselves. zsh uses a startup file's compiled form, file.zwc, when it is
+// newer (zsh(1), STARTUP/SHUTDOWN FILES); compinit sources its dump file,
+// .zcompdump (oh-my-zsh: .zcompdump-<host>-<version>), from $ZDOTDIR or
+// the home directory (zshcompsys(1)); Apple's /etc/zshrc_Apple_Terminal and
+// /etc/bashrc_Apple_Terminal source the saved session file from
+// .zsh_sessions and .bash_sessions when Terminal restores a window.
+func TestCanaryShellCompiledAndSessions(t *testing.T) {
+	const zdot = home + "/dotfiles/zsh"
+	files := []string{
+		home + "/.zshrc.zwc", home + "/.zshenv.zwc", home + "/.ZPROFILE.zwc",
+		home + "/.zcompdump", home + "/.zcompdump-mac-5.9", home + "/.zcompdump.zwc",
+		home + "/.zsh_sessions/ABC.session", home + "/.bash_sessions/ABC.session",
+		zdot + "/.zshrc.zwc", zdot + "/.zcompdump", zdot + "/.zsh_sessions/ABC.session",
+	}
+	for _, waive := range []bool{false, true} {
+		q := broad(t)
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			a := sim.Access{Op: "file-write-create", Path: f}
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("trust-handoff waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+	// Names that merely start alike stay writable.
+	for _, f := range []string{home + "/.zshrc.bak", home + "/.zcompdumpster/x", home + "/.zsh_history"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: f}); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", f, d)
+		}
+	}
+}

@@ -245,9 +245,11 @@ var (
 // ~/.local/lib/python*; Cargo's config sets runners and wrappers it runs
 // (The Cargo Book, configuration); docker runs ~/.docker/cli-plugins as
 // subcommands (Docker CLI plugins); iTerm2 runs AutoLaunch scripts at
-// start (iTerm2 Python API docs).
+// start (iTerm2 Python API docs); Apple's /etc/bashrc_Apple_Terminal
+// sources the saved session file in .bash_sessions when Terminal restores
+// a window. zsh's other code files are zshCode.
 var startupFiles = []string{
-	".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cargo/config", ".cargo/config.toml",
+	".bash_login", ".bash_logout", ".bash_profile", ".bash_sessions/", ".bashrc", ".cargo/config", ".cargo/config.toml",
 	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".gitconfig", ".kshrc",
 	".login", ".logout", ".oh-my-zsh/custom/", ".profile", ".tcshrc",
 	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
@@ -257,6 +259,19 @@ var startupFiles = []string{
 
 // zshStartup are the files zsh reads from $ZDOTDIR (zsh(1), STARTUP/SHUTDOWN FILES).
 var zshStartup = []string{".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc"}
+
+// zshCode are the other files zsh runs from $ZDOTDIR or the home
+// directory: each startup file's compiled form, used when newer (zsh(1),
+// STARTUP/SHUTDOWN FILES), and the saved Terminal sessions
+// (/etc/zshrc_Apple_Terminal); a trailing "/" marks a tree.
+var zshCode = []string{".zlogin.zwc", ".zlogout.zwc", ".zprofile.zwc", ".zsh_sessions/", ".zshenv.zwc", ".zshrc.zwc"}
+
+// zcompdumpRegex matches compinit's dump files in dir, which compinit
+// sources (zshcompsys(1)): .zcompdump, oh-my-zsh's
+// .zcompdump-<host>-<version> and their compiled forms.
+func zcompdumpRegex(dir string) string {
+	return "^" + foldCase(regexp.QuoteMeta(path.Join(dir, ".zcompdump"))+`[^/]*$`)
+}
 
 // pythonLocalRegex matches the non-framework Python user site
 // (~/.local/lib/pythonX.Y), whose version directory is not known ahead.
@@ -275,16 +290,14 @@ func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
 	if home == "" {
 		return rules
 	}
-	names := slices.Clone(startupFiles)
+	names := append(slices.Clone(startupFiles), zshCode...)
 	filters, protected := homeTargets(home, names)
-	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)))
+	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)), sbpl.F("regex", zcompdumpRegex(home)))
 	protected = append(protected, path.Join(home, ".local/lib"))
 	if zdotdir != "" && zdotdir != home {
-		for _, n := range zshStartup {
-			p := path.Join(zdotdir, n)
-			filters = append(filters, sbpl.Literal(p))
-			protected = append(protected, p)
-		}
+		f, p := homeTargets(zdotdir, append(slices.Clone(zshStartup), zshCode...))
+		filters = append(append(filters, f...), sbpl.F("regex", zcompdumpRegex(zdotdir)))
+		protected = append(protected, p...)
 	}
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: ops, Filters: filters,
