@@ -695,3 +695,21 @@ func TestCanaryShellCompiledAndSessions(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12: clonefile(2) creates its destination, and which
+// operation Seatbelt checks there (file-clone, a create, or both) is
+// unmeasured; the secrets class denies file-clone, the trust-handoff class
+// must too, or a caller's file-clone allow reopens .git and the startup
+// files.
+func TestCanaryCloneOntoHandoff(t *testing.T) {
+	p := broad(t, profile.Seatbelt(`(allow file-clone (subpath "`+home+`"))`))
+	for _, f := range []string{home + "/src/repo/.git/hooks/pre-commit", home + "/src/repo/HEAD", home + "/.zshenv", home + "/Library/LaunchAgents/x.plist"} {
+		a := sim.Access{Op: "file-clone", Path: f}
+		if d := decide(t, p, a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
+		}
+	}
+	if d := decide(t, p, sim.Access{Op: "file-clone", Path: home + "/src/repo/.git/objects/ab/cd"}); !d.Allowed {
+		t.Errorf("clone into git's data: %s, want allowed", d)
+	}
+}

@@ -280,7 +280,7 @@ func pythonLocalRegex(home string) string {
 }
 
 func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
-	ops := []string{"file-write*", "file-link"}
+	ops := []string{"file-write*", "file-link", "file-clone"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
 			sbpl.F("require-any", sbpl.F("regex", gitAnyRegex), sbpl.F("regex", gitHeadRegex)),
