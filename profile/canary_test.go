@@ -713,3 +713,27 @@ func TestCanaryCloneOntoHandoff(t *testing.T) {
 		t.Errorf("clone into git's data: %s, want allowed", d)
 	}
 }
+
+// Red team of issue 12, open item: a Unix socket the policy allows
+// inside a tree the child writes can be replaced, after the cage resolved
+// it, by a link to a container engine's socket. The class denies connect()
+// to the engines' socket paths and their files; whether Seatbelt matches
+// connect() against the path as given or the socket it resolves to is
+// unmeasured. This asserts what the profile says: the allowed path is
+// reachable, the engine's path is not.
+func TestCanarySocketSwap(t *testing.T) {
+	const sock = home + "/proj/run/app.sock"
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(home+"/proj"), profile.UnixSocket(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: sock}); !d.Allowed {
+		t.Errorf("connect %s: %s, want allowed", sock, d)
+	}
+	if d := decide(t, p, sim.Access{Op: "file-write-create", Path: sock}); !d.Allowed {
+		t.Errorf("replace %s: %s; the open item is closed, update R-34 and this test", sock, d)
+	}
+	if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: home + "/.docker/run/docker.sock"}); d.Allowed {
+		t.Errorf("connect to Docker's socket: %s, want denied", d)
+	}
+}
