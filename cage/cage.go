@@ -23,15 +23,16 @@ type Rewrite = pathresolve.Rewrite
 // that backend, made ready to spawn. It is safe for concurrent use and can
 // start any number of processes.
 type Cage struct {
-	policy   profile.Policy
-	cfg      config
-	resolver *pathresolve.Resolver
-	home     string
-	zdotdir  string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
-	trees    []pathresolve.Tree // the policy's subpath trees, kernel spelling
-	rewrites []Rewrite
-	planned  planned
-	be       backend
+	policy    profile.Policy
+	cfg       config
+	resolver  *pathresolve.Resolver
+	home      string
+	zdotdir   string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
+	xdgConfig string             // $XDG_CONFIG_HOME, kernel spelling; "" = unset
+	trees     []pathresolve.Tree // the policy's subpath trees, kernel spelling
+	rewrites  []Rewrite
+	planned   planned
+	be        backend
 
 	// Only during New.
 	resolvedMap map[string]string
@@ -97,11 +98,12 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		return nil, err
 	}
 	env := profile.Env{
-		Resolved: c.resolvedMap,
-		Links:    c.links,
-		Home:     c.home,
-		ZDotDir:  c.zdotdir,
-		Limit:    cfg.effectiveLimit(),
+		Resolved:      c.resolvedMap,
+		Links:         c.links,
+		Home:          c.home,
+		ZDotDir:       c.zdotdir,
+		XDGConfigHome: c.xdgConfig,
+		Limit:         cfg.effectiveLimit(),
 	}
 	c.resolvedMap, c.links = nil, nil
 	switch cfg.backend {
@@ -182,14 +184,12 @@ func (c *Cage) resolve() error {
 	inputs := append(c.policy.Paths(), home)
 	// zsh reads its startup files from $ZDOTDIR; the user's later shells
 	// see the caller's value.
-	zdot := os.Getenv("ZDOTDIR")
-	if zdot != "" {
-		zdot = path.Clean(zdot)
-	}
-	if pathresolve.CheckAbs(zdot) != nil {
-		zdot = ""
-	} else {
-		inputs = append(inputs, zdot)
+	// Likewise git reads $XDG_CONFIG_HOME/git/config.
+	zdot, xdg := envDir("ZDOTDIR"), envDir("XDG_CONFIG_HOME")
+	for _, d := range []string{zdot, xdg} {
+		if d != "" {
+			inputs = append(inputs, d)
+		}
 	}
 	for _, p := range inputs {
 		if _, done := c.resolvedMap[p]; done {
@@ -213,6 +213,9 @@ func (c *Cage) resolve() error {
 		}
 		if p == zdot {
 			c.zdotdir = res.Path
+		}
+		if p == xdg {
+			c.xdgConfig = res.Path
 		}
 	}
 	for l := range links {
@@ -343,4 +346,19 @@ func seatbeltTrees(rules []sbpl.Rule, resolved map[string]string, written map[st
 		}
 	}
 	return trees
+}
+
+// envDir returns the caller's environment variable name as a clean
+// absolute path, or "" when it is unset or not absolute (the user's later
+// shells and git see the caller's value).
+func envDir(name string) string {
+	d := os.Getenv(name)
+	if d == "" {
+		return ""
+	}
+	d = path.Clean(d)
+	if pathresolve.CheckAbs(d) != nil {
+		return ""
+	}
+	return d
 }

@@ -710,3 +710,25 @@ func TestPlantedLinkInSeatbeltTree(t *testing.T) {
 		t.Errorf("a link outside every tree: New = %v, want it accepted", err)
 	}
 }
+
+// The trust-handoff class protects git's and the shells' configuration in
+// the caller's $XDG_CONFIG_HOME, in kernel spelling.
+func TestXDGConfigHomeProtected(t *testing.T) {
+	t.Setenv("ZDOTDIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "/tmp/xdg/")
+	c, err := cage.New(mustPolicy(t, profile.ReadWrite("/tmp")), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `(subpath "/private/tmp/xdg/git")`; !strings.Contains(c.Plan(), want) {
+		t.Errorf("plan lacks %s", want)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "relative")
+	c, err = cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatalf("a relative XDG_CONFIG_HOME: %v", err)
+	}
+	if strings.Contains(c.Plan(), "relative") {
+		t.Error("a relative XDG_CONFIG_HOME reached the plan")
+	}
+}

@@ -737,3 +737,42 @@ func TestCanarySocketSwap(t *testing.T) {
 		t.Errorf("connect to Docker's socket: %s, want denied", d)
 	}
 }
+
+// Red team of issue 12: git configuration outside the listed files. A
+// user's ~/.gitconfig commonly includes ~/.gitconfig.local or
+// ~/.gitconfig-work (include.path, includeIf; git-config(1), INCLUDES), and
+// with $XDG_CONFIG_HOME set git reads $XDG_CONFIG_HOME/git/config instead
+// of ~/.config/git/config (git-config(1), FILES); either can set
+// core.fsmonitor or core.hooksPath for every repository.
+func TestCanaryGitUserConfig(t *testing.T) {
+	const xdg = home + "/dotfiles/config"
+	files := []string{
+		home + "/.gitconfig.local", home + "/.gitconfig-work", home + "/.GITCONFIG.inc",
+		xdg + "/git/config", xdg + "/git/attributes", xdg + "/fish/config.fish", xdg + "/zsh/.zshrc",
+	}
+	for _, waive := range []bool{false, true} {
+		q := broad(t)
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, XDGConfigHome: xdg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			a := sim.Access{Op: "file-write-create", Path: f}
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("trust-handoff waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+	for _, f := range []string{home + "/.gitconfig.d/x", home + "/gitconfig", xdg + "/nvim/init.lua"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: f}); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", f, d)
+		}
+	}
+}

@@ -39,11 +39,13 @@ import (
 //     Authorization Services, mounting, IOKit user clients, new
 //     pseudo-terminals, and the Docker, OrbStack and Colima sockets and
 //     Mach names: each would act outside the cage.
-func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, home, "") }
+func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, Env{Home: home}) }
 
-// hardDenyRulesEnv is hardDenyRules with zsh's $ZDOTDIR (kernel spelling,
-// "" = unset), whose startup files the trust-handoff class also protects.
-func hardDenyRulesEnv(c Class, home, zdotdir string) []sbpl.Rule {
+// hardDenyRulesEnv is hardDenyRules with the rest of env: zsh's $ZDOTDIR
+// and $XDG_CONFIG_HOME (kernel spellings, "" = unset), whose files the
+// trust-handoff class also protects.
+func hardDenyRulesEnv(c Class, env Env) []sbpl.Rule {
+	home := env.Home
 	var rules []sbpl.Rule
 	switch c {
 	case ProcessAccess:
@@ -51,7 +53,7 @@ func hardDenyRulesEnv(c Class, home, zdotdir string) []sbpl.Rule {
 	case Secrets:
 		rules = secretsRules(home)
 	case TrustHandoff:
-		rules = trustHandoffRules(home, zdotdir)
+		rules = trustHandoffRules(home, env.ZDotDir, env.XDGConfigHome)
 	case ServiceManager:
 		rules = serviceManagerRules(home)
 	}
@@ -250,7 +252,7 @@ var (
 // a window. zsh's other code files are zshCode.
 var startupFiles = []string{
 	".bash_login", ".bash_logout", ".bash_profile", ".bash_sessions/", ".bashrc", ".cargo/config", ".cargo/config.toml",
-	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".gitconfig", ".kshrc",
+	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".kshrc",
 	".login", ".logout", ".oh-my-zsh/custom/", ".profile", ".tcshrc",
 	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
 	"Library/Application Support/iTerm2/Scripts/AutoLaunch/", "Library/Application Support/iTerm2/Scripts/AutoLaunch.scpt",
@@ -266,6 +268,19 @@ var zshStartup = []string{".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc
 // (/etc/zshrc_Apple_Terminal); a trailing "/" marks a tree.
 var zshCode = []string{".zlogin.zwc", ".zlogout.zwc", ".zprofile.zwc", ".zsh_sessions/", ".zshenv.zwc", ".zshrc.zwc"}
 
+// xdgConfig are the trees under $XDG_CONFIG_HOME (~/.config when unset)
+// that startupFiles names: git reads $XDG_CONFIG_HOME/git/config
+// (git-config(1), FILES), fish and zsh setups read theirs there.
+var xdgConfig = []string{"fish/", "git/", "zsh/"}
+
+// gitconfigRegex matches ~/.gitconfig and the files named like it that a
+// user's gitconfig commonly includes (~/.gitconfig.local,
+// ~/.gitconfig-work: git-config(1), INCLUDES), each able to set
+// core.fsmonitor or core.hooksPath for every repository.
+func gitconfigRegex(home string) string {
+	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".gitconfig"))+`[^/]*$`)
+}
+
 // zcompdumpRegex matches compinit's dump files in dir, which compinit
 // sources (zshcompsys(1)): .zcompdump, oh-my-zsh's
 // .zcompdump-<host>-<version> and their compiled forms.
@@ -279,7 +294,7 @@ func pythonLocalRegex(home string) string {
 	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".local/lib/python"))+`[^/]*(/|$)`)
 }
 
-func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
+func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
 	ops := []string{"file-write*", "file-link", "file-clone"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
@@ -292,8 +307,13 @@ func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
 	}
 	names := append(slices.Clone(startupFiles), zshCode...)
 	filters, protected := homeTargets(home, names)
-	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)), sbpl.F("regex", zcompdumpRegex(home)))
-	protected = append(protected, path.Join(home, ".local/lib"))
+	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)), sbpl.F("regex", zcompdumpRegex(home)), sbpl.F("regex", gitconfigRegex(home)))
+	protected = append(protected, path.Join(home, ".local/lib"), path.Join(home, ".gitconfig"))
+	if xdgConfigHome != "" && xdgConfigHome != path.Join(home, ".config") {
+		f, p := homeTargets(xdgConfigHome, xdgConfig)
+		filters = append(filters, f...)
+		protected = append(protected, p...)
+	}
 	if zdotdir != "" && zdotdir != home {
 		f, p := homeTargets(zdotdir, append(slices.Clone(zshStartup), zshCode...))
 		filters = append(append(filters, f...), sbpl.F("regex", zcompdumpRegex(zdotdir)))
