@@ -776,3 +776,35 @@ func TestCanaryGitUserConfig(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12: the carve-out lets the child build, inside
+// .git/objects (or refs, logs, lfs), a directory holding a .git or a bare
+// repository's HEAD (the names the class refuses everywhere else), then
+// rename that directory into the worktree (mv .git/objects/t src): a
+// rename is checked on its source and destination, not on what the
+// directory carries. No directory inside a .git may be moved or removed.
+// TestGitRoutesRunPayloads runs the route with real git.
+func TestCanaryGitDirCarriedOut(t *testing.T) {
+	repo := home + "/src/repo"
+	for _, p := range []string{repo + "/.git/objects/t", repo + "/.git/refs/x", repo + "/.git/logs/refs", repo + "/.git/modules/sub/objects/t", repo + "/.GIT/LFS/t"} {
+		a := sim.Access{Op: "file-write-unlink", Path: p, VnodeType: "DIRECTORY"}
+		if d := decide(t, broad(t), a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("move directory %s out: %s, want denied by the trust-handoff class", p, d)
+		}
+		if w := decide(t, broad(t, profile.Waive(profile.TrustHandoff)), a); !w.Allowed {
+			t.Errorf("%s: denied with trust-handoff waived (%s)", a, w)
+		}
+	}
+	// Git's files there stay removable and renamable (lock to final,
+	// packing loose objects), and directories outside .git movable.
+	for _, a := range []sim.Access{
+		{Op: "file-write-unlink", Path: repo + "/.git/objects/ab/cdef", VnodeType: "REGULAR-FILE"},
+		{Op: "file-write-unlink", Path: repo + "/.git/refs/heads/main.lock", VnodeType: "REGULAR-FILE"},
+		{Op: "file-write-create", Path: repo + "/.git/objects/t/.git/config"},
+		{Op: "file-write-unlink", Path: repo + "/src", VnodeType: "DIRECTORY"},
+	} {
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", a, d)
+		}
+	}
+}

@@ -166,3 +166,77 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 		})
 	}
 }
+
+// TestGitDirCarriedOutRunsPayload checks with real git that a directory
+// built inside .git/objects (where the carve-out lets the child write a
+// nested .git) and renamed into the worktree makes git run a program, and
+// that the profile refuses the rename (the move of a directory inside a
+// .git). TestCanaryGitDirCarriedOut covers the rules everywhere.
+func TestGitDirCarriedOutRunsPayload(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed; TestCanaryGitDirCarriedOut covers the rules")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+	git := func(dir string, args ...string) error {
+		cmd := exec.Command(gitPath, args...)
+		cmd.Dir, cmd.Env = dir, env
+		return cmd.Run()
+	}
+	repo := filepath.Join(root, "repo")
+	if err := git(root, "init", "-q", repo); err != nil {
+		t.Fatal(err)
+	}
+	if err := git(repo, "commit", "-q", "--allow-empty", "-m", "init"); err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(repo, ".git", "objects", "t")
+	marker := filepath.Join(root, "pwned")
+	for _, d := range []string{".git/objects", ".git/refs"} {
+		if err := os.MkdirAll(filepath.Join(built, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		".git/HEAD":   "ref: refs/heads/main\n",
+		".git/config": "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch " + marker + "; false\"\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(built, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join(repo, "src")
+	if err := os.Rename(built, src); err != nil {
+		t.Fatal(err)
+	}
+	_ = git(src, "status") // the payload fails the command on purpose
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the route did not run its payload with this git (%v); the canary no longer shows the escape", err)
+	}
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := profile.Lower(p, profile.Env{Home: "/Users/alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []sim.Access{
+		{Op: "file-write-create", Path: filepath.Join(built, ".git", "config")}, // the carve-out: allowed
+		{Op: "file-write-unlink", Path: built, VnodeType: "DIRECTORY"},          // the move: refused
+	} {
+		d, err := sim.Decide(plan.Profile, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := a.Op == "file-write-create"; d.Allowed != want || !want && d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s: %s, want allowed %v (denied by the trust-handoff class)", a, d, want)
+		}
+	}
+}

@@ -301,6 +301,9 @@ func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
 			sbpl.F("require-any", sbpl.F("regex", gitAnyRegex), sbpl.F("regex", gitHeadRegex)),
 			sbpl.F("require-not", sbpl.F("regex", gitDataRegex)))},
 			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), nor can a bare repository's HEAD, but for the data git writes in ordinary commands; case folded by hand"},
+		{Effect: sbpl.Deny, Ops: []string{"file-write-unlink"}, Filters: []*sbpl.Filter{sbpl.F("require-all",
+			sbpl.F("vnode-type", sbpl.Sym("DIRECTORY")), sbpl.F("regex", gitAnyRegex))},
+			Comment: "trust-handoff: no directory inside a .git is moved or removed, so one built in the carve-out cannot carry a .git or HEAD into the worktree (git tolerates a failed rmdir of an empty directory)"},
 	}
 	if home == "" {
 		return rules

@@ -95,6 +95,10 @@ func TestEscapeGitRoutes(t *testing.T) {
 	}
 	o, e, err := run(t, c, "/bin/mkdir", filepath.Join(tree, "plain", ".git"))
 	mustRefuse(t, "creating a .git directory", o, e, err)
+	// A directory built in the carve-out cannot carry a .git into the worktree.
+	o, e, err = run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Join(tree, ".git/objects/t/.git")+" && mv "+
+		filepath.Join(tree, ".git/objects/t")+" "+filepath.Join(tree, "src"))
+	mustRefuse(t, "moving a directory out of .git/objects", o, e, err)
 	for _, p := range []string{".git/objects/ab/cdef", ".git/index.lock", ".git/refs/heads/main.lock", ".git/COMMIT_EDITMSG", ".git/HEAD"} {
 		if o, e, err := run(t, c, "/bin/sh", "-c", "echo data > "+filepath.Join(tree, p)); err != nil {
 			t.Errorf("writing git's data %s: %v (%s%s)", p, err, o, e)
