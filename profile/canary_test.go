@@ -808,3 +808,43 @@ func TestCanaryGitDirCarriedOut(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12: where a directory above a protected path does not
+// exist (no ~/.config, ~/.local, ~/.docker on this machine), the child
+// builds it elsewhere with the protected file inside and renames it into
+// place (mv ~/tmp/cfg ~/.config brings ~/.config/git/config): the rename
+// is checked on its source and destination only. The directories above
+// protected paths may not be created, as they may not be removed.
+func TestCanaryAncestorRenamedIn(t *testing.T) {
+	const zdot = home + "/dotfiles/zsh"
+	dirs := []string{
+		home + "/.config", home + "/.local", home + "/.local/lib", home + "/.cargo", home + "/.docker",
+		home + "/.oh-my-zsh", home + "/Library/Application Support/iTerm2", home + "/Library/Application Support/iTerm2/Scripts",
+		home + "/dotfiles", zdot, home + "/Library/Application Support/Google",
+	}
+	for _, waive := range []bool{false, true} {
+		q := broad(t)
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff, profile.Secrets))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range dirs {
+			a := sim.Access{Op: "file-write-create", Path: dir}
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("classes waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+	for _, dir := range []string{home + "/.config/nvim", home + "/.local/bin", home + "/proj"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: dir}); !d.Allowed {
+			t.Errorf("create %s: %s, want allowed", dir, d)
+		}
+	}
+}

@@ -165,7 +165,10 @@ func homeTargets(home string, names []string) (filters []*sbpl.Filter, protected
 
 // moveBlock denies renaming or removing each directory between "/" and a
 // protected path: renaming ~/.config away would carry ~/.config/gcloud out
-// from under its rule (sandbox-runtime's move-blocking, sbpl.md §13).
+// from under its rule (sandbox-runtime's move-blocking). It also denies
+// creating one: where ~/.config does not exist, a directory built
+// elsewhere and renamed to ~/.config would carry ~/.config/git/config in
+// (a rename is checked on its source and destination only).
 func moveBlock(protected []string, class string) []sbpl.Rule {
 	var dirs []string
 	for _, p := range protected {
@@ -179,8 +182,8 @@ func moveBlock(protected []string, class string) []sbpl.Rule {
 		return nil
 	}
 	slices.Sort(dirs)
-	r := sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"file-write-unlink"},
-		Comment: class + ": no rename or removal of the directories above these paths (move-blocking, sandbox-runtime)"}
+	r := sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"file-write-create", "file-write-unlink"},
+		Comment: class + ": no rename, removal or creation of the directories above these paths (move-blocking, sandbox-runtime; a directory renamed into place carries the path in)"}
 	for _, d := range slices.Compact(dirs) {
 		r.Filters = append(r.Filters, sbpl.Literal(d))
 	}
@@ -311,7 +314,9 @@ func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
 	names := append(slices.Clone(startupFiles), zshCode...)
 	filters, protected := homeTargets(home, names)
 	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)), sbpl.F("regex", zcompdumpRegex(home)), sbpl.F("regex", gitconfigRegex(home)))
-	protected = append(protected, path.Join(home, ".local/lib"), path.Join(home, ".gitconfig"))
+	// The python* directories themselves are the regex's; what lies above
+	// them is move-blocked.
+	protected = append(protected, path.Join(home, ".local/lib/python"), path.Join(home, ".gitconfig"))
 	if xdgConfigHome != "" && xdgConfigHome != path.Join(home, ".config") {
 		f, p := homeTargets(xdgConfigHome, xdgConfig)
 		filters = append(filters, f...)

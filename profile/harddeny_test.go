@@ -227,7 +227,7 @@ func TestMoveBlock(t *testing.T) {
 	if diff := cmp.Diff(want, pathArgs(rules[0].Filters)); diff != "" {
 		t.Errorf("moveBlock paths (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"file-write-unlink"}, rules[0].Ops); diff != "" {
+	if diff := cmp.Diff([]string{"file-write-create", "file-write-unlink"}, rules[0].Ops); diff != "" {
 		t.Errorf("moveBlock ops (-want +got):\n%s", diff)
 	}
 	if got := moveBlock([]string{"/x"}, "x"); got != nil {

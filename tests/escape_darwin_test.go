@@ -230,6 +230,10 @@ func TestEscapeTrustHandoffShell(t *testing.T) {
 		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Dir(p)+" 2>/dev/null; echo evil >> "+p)
 		mustRefuse(t, "writing "+name, o, e, err)
 	}
+	// A missing ~/.config built elsewhere and renamed into place.
+	o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Join(home, "cfg/git")+" && echo evil > "+
+		filepath.Join(home, "cfg/git/config")+" && mv "+filepath.Join(home, "cfg")+" "+filepath.Join(home, ".config"))
+	mustRefuse(t, "renaming a directory to a missing ~/.config", o, e, err)
 }
 
 // TestEscapeSetuidExec: a setuid program cannot be run from a cage,
