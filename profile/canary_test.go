@@ -848,3 +848,20 @@ func TestCanaryAncestorRenamedIn(t *testing.T) {
 		}
 	}
 }
+
+// Red team of issue 12, open item: other programs' configuration
+// that runs code as the user is not in the class: Gradle's init scripts
+// (~/.gradle/init.d, run at every build), IPython's startup directory,
+// lldb's and tmux's startup files (script, run-shell), Yarn's yarnPath,
+// R's profile, the editors' startup files. This asserts the gap as it
+// stands under a home grant.
+func TestCanaryOtherToolConfig(t *testing.T) {
+	for _, f := range []string{
+		"/.gradle/init.d/x.gradle", "/.ipython/profile_default/startup/00.py", "/.lldbinit", "/.tmux.conf",
+		"/.yarnrc.yml", "/.Rprofile", "/.vimrc", "/.config/nvim/init.lua",
+	} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: home + f}); !d.Allowed {
+			t.Errorf("~%s: %s; the open item is (partly) closed, update R-32 and this test", f, d)
+		}
+	}
+}
