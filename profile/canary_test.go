@@ -800,7 +800,7 @@ func TestCanaryGitDirCarriedOut(t *testing.T) {
 	for _, a := range []sim.Access{
 		{Op: "file-write-unlink", Path: repo + "/.git/objects/ab/cdef", VnodeType: "REGULAR-FILE"},
 		{Op: "file-write-unlink", Path: repo + "/.git/refs/heads/main.lock", VnodeType: "REGULAR-FILE"},
-		{Op: "file-write-create", Path: repo + "/.git/objects/t/.git/config"},
+		{Op: "file-write-create", Path: repo + "/.git/objects/t/.git/HEAD"},
 		{Op: "file-write-unlink", Path: repo + "/src", VnodeType: "DIRECTORY"},
 	} {
 		if d := decide(t, broad(t), a); !d.Allowed {
@@ -862,6 +862,32 @@ func TestCanaryOtherToolConfig(t *testing.T) {
 	} {
 		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: home + f}); !d.Allowed {
 			t.Errorf("~%s: %s; the open item is (partly) closed, update R-32 and this test", f, d)
+		}
+	}
+}
+
+// Red team of issue 12: a git directory built inside the carve-out needs
+// no move: a symbolic link in the worktree to .git/refs/x (src ->
+// .git/refs/x) makes git, run in src, take .git/refs/x for a bare
+// repository (HEAD, objects/ and refs/ are ref-shaped names there) and
+// obey its config (core.worktree, core.fsmonitor), its commondir (another
+// config) or its hooks (reference-transaction runs on any ref update).
+// Those names are refused inside every .git, carve-out included.
+// TestGitRoutesRunPayloads runs the route with real git.
+func TestCanaryGitPayloadInCarveOut(t *testing.T) {
+	repo := home + "/src/repo"
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"config in refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/refs/x/config"}},
+		{"commondir in refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/refs/x/commondir"}},
+		{"config.worktree in logs", sim.Access{Op: "file-write-create", Path: repo + "/.git/logs/x/config.worktree"}},
+		{"hook in objects", sim.Access{Op: "file-write-create", Path: repo + "/.git/objects/t/hooks/pre-commit"}},
+		{"hooks directory in refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/refs/x/hooks"}},
+		{"hook made executable", sim.Access{Op: "file-write-mode", Path: repo + "/.git/refs/x/hooks/reference-transaction"}},
+		{"config case variant in a submodule's refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/s/refs/x/CONFIG"}},
+	})
+	for _, p := range []string{repo + "/.git/refs/heads/configure", repo + "/.git/refs/heads/hook", repo + "/.git/objects/ab/cdef"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: p}); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", p, d)
 		}
 	}
 }

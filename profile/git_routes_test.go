@@ -135,6 +135,20 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 			write(p, "ref: refs/heads/main\n", 0o644)
 			return []string{p}, func() { trigger(repo, "status") }
 		}},
+		{"git directory in refs behind a link", func(marker string) ([]string, func()) {
+			repo := newRepo("r7")
+			built := filepath.Join(repo, ".git", "refs", "x")
+			write(filepath.Join(built, "objects", "x"), "", 0o644)
+			write(filepath.Join(built, "refs", "x"), "", 0o644)
+			write(filepath.Join(built, "HEAD"), "ref: refs/heads/main\n", 0o644)
+			p := filepath.Join(built, "config")
+			write(p, evilConfig(marker)+"\tworktree = "+repo+"\n", 0o644)
+			src := filepath.Join(repo, "src")
+			if err := os.Symlink(built, src); err != nil {
+				t.Fatal(err)
+			}
+			return []string{p}, func() { trigger(src, "status") }
+		}},
 	}
 	p, err := profile.New(profile.BaseV1, profile.ReadWrite(root))
 	if err != nil {
@@ -170,8 +184,8 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 // TestGitDirCarriedOutRunsPayload checks with real git that a directory
 // built inside .git/objects (where the carve-out lets the child write a
 // nested .git) and renamed into the worktree makes git run a program, and
-// that the profile refuses the rename (the move of a directory inside a
-// .git). TestCanaryGitDirCarriedOut covers the rules everywhere.
+// that the profile refuses both the config and the rename (the move of a
+// directory inside a .git). TestCanaryGitDirCarriedOut covers the rules everywhere.
 func TestGitDirCarriedOutRunsPayload(t *testing.T) {
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
@@ -227,16 +241,18 @@ func TestGitDirCarriedOutRunsPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both steps are refused: the config (a payload name, refused in the
+	// carve-out too) and the move.
 	for _, a := range []sim.Access{
-		{Op: "file-write-create", Path: filepath.Join(built, ".git", "config")}, // the carve-out: allowed
-		{Op: "file-write-unlink", Path: built, VnodeType: "DIRECTORY"},          // the move: refused
+		{Op: "file-write-create", Path: filepath.Join(built, ".git", "config")},
+		{Op: "file-write-unlink", Path: built, VnodeType: "DIRECTORY"},
 	} {
 		d, err := sim.Decide(plan.Profile, a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := a.Op == "file-write-create"; d.Allowed != want || !want && d.Layer != profile.LayerHardDeny {
-			t.Errorf("%s: %s, want allowed %v (denied by the trust-handoff class)", a, d, want)
+		if d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
 		}
 	}
 }

@@ -233,6 +233,15 @@ var (
 	// its config, in a subdirectory before any .git above it, and at a
 	// worktree's root once the writable .git/HEAD stops validating.
 	gitHeadRegex = foldCase(`/HEAD$`)
+	// gitPayloadRegex matches, anywhere inside a .git, the names by which
+	// a git directory makes git run a program: its config, config.worktree
+	// and commondir (another config) and its hooks. The carve-out lets the
+	// child build a git directory inside .git/refs or .git/objects (HEAD,
+	// objects/, refs/ are ref-shaped names there) and a link in the
+	// worktree to it makes git take it for a bare repository, so these
+	// names are refused there too: a branch named config, commondir or
+	// with a hooks component cannot be written in a cage.
+	gitPayloadRegex = `/` + foldCase(`\.git`) + `/(.*/)?(` + foldCase(`(config|config\.worktree|commondir)$`) + `|` + foldCase(`hooks(/|$)`) + `)`
 	// gitDataRegex matches the data carve-out, in the repository's own
 	// .git or one level of modules/<name>/ or worktrees/<name>/ (a
 	// submodule name with a "/" or a nested submodule fails closed).
@@ -302,8 +311,9 @@ func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
 			sbpl.F("require-any", sbpl.F("regex", gitAnyRegex), sbpl.F("regex", gitHeadRegex)),
-			sbpl.F("require-not", sbpl.F("regex", gitDataRegex)))},
-			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), nor can a bare repository's HEAD, but for the data git writes in ordinary commands; case folded by hand"},
+			sbpl.F("require-not", sbpl.F("regex", gitDataRegex))),
+			sbpl.F("regex", gitPayloadRegex)},
+			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), nor can a bare repository's HEAD, but for the data git writes in ordinary commands, where a git directory's config, commondir and hooks are still refused; case folded by hand"},
 		{Effect: sbpl.Deny, Ops: []string{"file-write-unlink"}, Filters: []*sbpl.Filter{sbpl.F("require-all",
 			sbpl.F("vnode-type", sbpl.Sym("DIRECTORY")), sbpl.F("regex", gitAnyRegex))},
 			Comment: "trust-handoff: no directory inside a .git is moved or removed, so one built in the carve-out cannot carry a .git or HEAD into the worktree (git tolerates a failed rmdir of an empty directory)"},

@@ -99,6 +99,11 @@ func TestEscapeGitRoutes(t *testing.T) {
 	o, e, err = run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Join(tree, ".git/objects/t/.git")+" && mv "+
 		filepath.Join(tree, ".git/objects/t")+" "+filepath.Join(tree, "src"))
 	mustRefuse(t, "moving a directory out of .git/objects", o, e, err)
+	// Nor can one there hold a git directory's config or hooks.
+	for _, p := range []string{".git/refs/x/config", ".git/refs/x/commondir", ".git/objects/t/hooks/pre-commit"} {
+		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Dir(filepath.Join(tree, p))+" 2>/dev/null; echo x > "+filepath.Join(tree, p))
+		mustRefuse(t, "writing "+p, o, e, err)
+	}
 	for _, p := range []string{".git/objects/ab/cdef", ".git/index.lock", ".git/refs/heads/main.lock", ".git/COMMIT_EDITMSG", ".git/HEAD"} {
 		if o, e, err := run(t, c, "/bin/sh", "-c", "echo data > "+filepath.Join(tree, p)); err != nil {
 			t.Errorf("writing git's data %s: %v (%s%s)", p, err, o, e)
