@@ -443,6 +443,13 @@ func TestCanaryStrayExtension(t *testing.T) {
 	if d := decide(t, p, a); !d.Allowed || d.Layer != profile.LayerHeader {
 		t.Errorf("%s: %s; the threat model records that a stray token is honoured by the header", a, d)
 	}
+	// Red team of issue 12: so does a stray read-write token on another
+	// terminal, since the class's terminal exception is the spawn's own
+	// grant, an extension of the same public class.
+	a = sim.Access{Op: "file-read-data", Path: "/dev/ttys004", Extensions: rw}
+	if d := decide(t, p, a); !d.Allowed {
+		t.Errorf("%s: %s; the open item is closed, update R-44 and this test", a, d)
+	}
 }
 
 // Local services (issue 12 item 4): debugger inspectors (9229), Docker
