@@ -311,6 +311,10 @@ func TestCanaryMoreServiceManager(t *testing.T) {
 		{"job creation", sim.Access{Op: "job-creation"}},
 		{"iokit user client", sim.Access{Op: "iokit-open-user-client", Name: "IOHIDParamUserClient"}},
 		{"pseudo-tty", sim.Access{Op: "pseudo-tty"}},
+		// Red team of issue 12: Disk Arbitration mounts for the child
+		// (hdiutil attach -mountpoint over ~/Library/LaunchAgents): the
+		// class's file-mount deny covers only the child's own mount(2).
+		{"disk arbitration", sim.Access{Op: "mach-lookup", Name: "com.apple.DiskArbitration.diskarbitrationd"}},
 	})
 }
 

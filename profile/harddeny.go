@@ -36,7 +36,8 @@ import (
 //     ~/Library/LaunchAgents.
 //   - service-manager: Launch Services, Apple events, launchd's job
 //     submission and user-domain services, the Dock, WindowServer, TCC,
-//     Authorization Services, mounting, IOKit user clients, new
+//     Authorization Services, mounting (and Disk Arbitration, which
+//     mounts for the caller), IOKit user clients, new
 //     pseudo-terminals, and the Docker, OrbStack and Colima sockets and
 //     Mach names: each would act outside the cage.
 func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, Env{Home: home}) }
@@ -395,7 +396,8 @@ func serviceManagerRules(home string) []sbpl.Rule {
 			sbpl.F("global-name-prefix", "com.apple.windowserver"),
 			sbpl.F("global-name-prefix", "com.apple.tccd"),
 			sbpl.F("global-name", "com.apple.authd"),
-		}, Comment: "service-manager: launchd's user domain (jobs), the Dock (launches apps), WindowServer (posts events to other apps), tccd (privacy grants attributed to the terminal) and authd (Authorization Services): each acts outside the cage"},
+			sbpl.F("global-name", "com.apple.DiskArbitration.diskarbitrationd"),
+		}, Comment: "service-manager: launchd's user domain (jobs), the Dock (launches apps), WindowServer (posts events to other apps), tccd (privacy grants attributed to the terminal), authd (Authorization Services) and Disk Arbitration (mounts for the caller, over a path it names: DiskArbitration's _kDAServiceName): each acts outside the cage"},
 		{Effect: sbpl.Deny, Ops: []string{"file-mount", "file-unmount"}, Filters: []*sbpl.Filter{sbpl.Subpath("/")},
 			Comment: "service-manager: mounting over a path (devfs over /dev, CVE-2023-32364) changes what every path rule means; filtered so it also beats filtered allows"},
 		{Effect: sbpl.Deny, Ops: []string{"job-creation", "iokit-open-user-client", "pseudo-tty"},
