@@ -34,7 +34,8 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 (allow sysctl-read)
 (allow mach-lookup (global-name-prefix "com.apple."))
 (allow lsopen job-creation iokit-open-user-client pseudo-tty file-mount file-unmount)
-(allow file-ioctl (subpath "/dev"))`),
+(allow file-ioctl (subpath "/dev"))
+(allow user-preference-write)`),
 	}, opts...)
 	p, err := profile.New(profile.BaseV1, all...)
 	if err != nil {
@@ -901,4 +902,17 @@ func TestCanaryGitPayloadInCarveOut(t *testing.T) {
 			t.Errorf("%s: %s, want allowed", p, d)
 		}
 	}
+}
+
+// Red team of issue 12: a terminal's preferences name the command a new
+// window runs (Terminal's profile "Run command", iTerm2's profile
+// "Command"), so writing them under a home grant, or through cfprefsd's
+// user-preference-write, runs a program as the user at the next window.
+func TestCanaryTerminalPreferences(t *testing.T) {
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"Terminal plist", sim.Access{Op: "file-write-data", Path: home + "/Library/Preferences/com.apple.Terminal.plist"}},
+		{"iTerm2 plist", sim.Access{Op: "file-write-create", Path: home + "/Library/Preferences/com.googlecode.iterm2.plist"}},
+		{"Terminal via cfprefsd", sim.Access{Op: "user-preference-write", Name: "com.apple.Terminal"}},
+		{"iTerm2 via cfprefsd", sim.Access{Op: "user-preference-write", Name: "com.googlecode.iterm2"}},
+	})
 }

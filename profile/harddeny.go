@@ -260,9 +260,11 @@ var (
 // ~/.local/lib/python*; Cargo's config sets runners and wrappers it runs
 // (The Cargo Book, configuration); docker runs ~/.docker/cli-plugins as
 // subcommands (Docker CLI plugins); iTerm2 runs AutoLaunch scripts at
-// start (iTerm2 Python API docs); Apple's /etc/bashrc_Apple_Terminal
-// sources the saved session file in .bash_sessions when Terminal restores
-// a window. zsh's other code files are zshCode.
+// start (iTerm2 Python API docs); the terminals' preference files name
+// the command a new window runs (terminalDomains); Apple's
+// /etc/bashrc_Apple_Terminal sources the saved session file in
+// .bash_sessions when Terminal restores a window. zsh's other code files
+// are zshCode.
 var startupFiles = []string{
 	".bash_login", ".bash_logout", ".bash_profile", ".bash_sessions/", ".bashrc", ".cargo/config", ".cargo/config.toml",
 	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".kshrc",
@@ -270,7 +272,14 @@ var startupFiles = []string{
 	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
 	"Library/Application Support/iTerm2/Scripts/AutoLaunch/", "Library/Application Support/iTerm2/Scripts/AutoLaunch.scpt",
 	"Library/LaunchAgents/", "Library/Python/",
+	"Library/Preferences/com.apple.Terminal.plist", "Library/Preferences/com.googlecode.iterm2.plist",
 }
+
+// terminalDomains are the preference domains of terminals whose profiles
+// name the command a new window runs (Terminal's Shell setting "Run
+// command", Terminal User Guide; iTerm2's profile Command, iTerm2
+// documentation, Profiles > General).
+var terminalDomains = []string{"com.apple.Terminal", "com.googlecode.iterm2"}
 
 // zshStartup are the files zsh reads from $ZDOTDIR (zsh(1), STARTUP/SHUTDOWN FILES).
 var zshStartup = []string{".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc"}
@@ -319,6 +328,12 @@ func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
 			sbpl.F("vnode-type", sbpl.Sym("DIRECTORY")), sbpl.F("regex", gitAnyRegex))},
 			Comment: "trust-handoff: no directory inside a .git is moved or removed, so one built in the carve-out cannot carry a .git or HEAD into the worktree (git tolerates a failed rmdir of an empty directory)"},
 	}
+	var domains []*sbpl.Filter
+	for _, d := range terminalDomains {
+		domains = append(domains, sbpl.F("preference-domain", d))
+	}
+	rules = append(rules, sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"user-preference-write"}, Filters: domains,
+		Comment: "trust-handoff: the terminals' preferences, through cfprefsd, name the command a new window runs"})
 	if home == "" {
 		return rules
 	}
