@@ -328,7 +328,7 @@ func intentPolicies() []struct {
 	} {
 		machs = append(machs, profile.MachLookup(n))
 	}
-	seatbelt := profile.Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-write-setugid file-link file-clone (subpath "/"))
+	seatbelt := profile.Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-link file-clone (subpath "/"))
 (allow process-info* signal mach-task* mach-priv-task-port)
 (allow process-info-pidinfo process-info-listpids mach-task-name)
 (allow sysctl-read (sysctl-name-prefix "kern."))
@@ -354,7 +354,8 @@ func TestIntentHardDenyClasses(t *testing.T) {
 	intents := hardDenyIntents()
 	type key struct{ policy, waived string }
 	profiles := map[key]*sbpl.Profile{}
-	lowered := func(i int, opts []profile.Option, waive []profile.Class) *sbpl.Profile {
+	lowered := func(t testing.TB, i int, opts []profile.Option, waive []profile.Class) *sbpl.Profile {
+		t.Helper()
 		var names []string
 		for _, c := range waive {
 			names = append(names, string(c))
@@ -384,15 +385,15 @@ func TestIntentHardDenyClasses(t *testing.T) {
 			}
 			opened := make([]bool, len(intents))
 			for pi, pol := range policies {
-				full := lowered(pi, pol.opts, nil)
+				full := lowered(t, pi, pol.opts, nil)
 				for ii, in := range intents {
-					w := decide(lowered(pi, pol.opts, in.classes), in.access)
+					w := decide(lowered(t, pi, pol.opts, in.classes), in.access)
 					opened[ii] = opened[ii] || w.Allowed
 					// Each class stops the access on its own: waive the
 					// others that also claim it.
 					for _, c := range in.classes {
 						others := slices.DeleteFunc(slices.Clone(in.classes), func(o profile.Class) bool { return o == c })
-						d := decide(lowered(pi, pol.opts, others), in.access)
+						d := decide(lowered(t, pi, pol.opts, others), in.access)
 						if d.Allowed {
 							t.Errorf("%s, policy %q: %s allowed (%s) with %v waived; %s must deny it", in.section, pol.name, in.access, d, others, c)
 						} else if w.Allowed && d.Layer != profile.LayerHardDeny {
