@@ -113,7 +113,7 @@ func parseNetworkMode(s string) (NetworkMode, error) {
 	case "on":
 		return NetworkOn, nil
 	}
-	return 0, fmt.Errorf("unknown network mode %q (want off, loopback or on)", s)
+	return 0, errors.New("unknown network mode (want off, loopback or on)")
 }
 
 // Class names a hard-deny class: rules lowered last in every profile,
@@ -482,16 +482,31 @@ func (p Policy) String() string {
 
 // Error reports an invalid policy part, naming the field and the value.
 type Error struct {
-	Field string
+	Field string // e.g. "fs[0].subpath"; "" for the JSON document itself
 	Value string
-	Err   error
+	// Line and Column (1-based, in characters) locate the error in a JSON
+	// policy read by ParseJSON; 0 otherwise.
+	Line, Column int
+	Err          error
+
+	pos int64 // byte offset+1 in the JSON document; 0 unknown
 }
 
 func (e *Error) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("profile: %s: %v", e.Field, e.Err)
+	var b strings.Builder
+	b.WriteString("profile: ")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Column)
 	}
-	return fmt.Sprintf("profile: %s %q: %v", e.Field, e.Value, e.Err)
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		if e.Value != "" {
+			fmt.Fprintf(&b, " %q", e.Value)
+		}
+		b.WriteString(": ")
+	}
+	fmt.Fprint(&b, e.Err)
+	return b.String()
 }
 func (e *Error) Unwrap() error { return e.Err }
 
