@@ -61,7 +61,7 @@ func notSameSandbox() *sbpl.Filter {
 func processAccessRules() []sbpl.Rule {
 	return []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"sysctl-read"}, Filters: []*sbpl.Filter{sbpl.F("sysctl-name-prefix", "kern.procargs")},
-			Comment: "R-25: other processes' arguments and environment (KERN_PROCARGS, KERN_PROCARGS2), by prefix as the seed measured"},
+			Comment: "R-25: other processes' arguments and environment (KERN_PROCARGS, KERN_PROCARGS2), by prefix, as the Rust procage measured on macOS 26.6.2"},
 		{Effect: sbpl.Deny, Ops: []string{"process-info*"}, Filters: []*sbpl.Filter{notSameSandbox()},
 			Comment: "R-25: information on processes outside the run (proc_info, proc_pidpath, listing pids); the run's own stay readable"},
 		{Effect: sbpl.Deny, Ops: []string{"signal"}, Filters: []*sbpl.Filter{notSameSandbox()},
@@ -82,7 +82,7 @@ var secretPaths = []string{
 }
 
 // keychainServices hand out keychain items whatever the file rules say
-// (field-reports.md §6: anthropics/claude-code#44195, LeGambiArt/arapuca#52).
+// (anthropics/claude-code#44195, LeGambiArt/arapuca#52).
 var keychainServices = []*sbpl.Filter{
 	sbpl.F("global-name", "com.apple.SecurityServer"),
 	sbpl.F("global-name-prefix", "com.apple.securityd"),
@@ -126,7 +126,8 @@ func homeTargets(home string, names []string) (filters []*sbpl.Filter, protected
 
 // moveBlock denies renaming or removing each directory between "/" and a
 // protected path: renaming ~/.config away would carry ~/.config/gcloud out
-// from under its rule (sandbox-runtime's move-blocking, sbpl.md §13).
+// from under its rule (sandbox-runtime's move-blocking,
+// macos-sandbox-utils.ts).
 func moveBlock(protected []string, class string) []sbpl.Rule {
 	var dirs []string
 	for _, p := range protected {
@@ -149,7 +150,8 @@ func moveBlock(protected []string, class string) []sbpl.Rule {
 }
 
 // foldCase writes each ASCII letter of a regex as a [Xx] class: Seatbelt's
-// regex may not fold case and (?i) does not compile (sbpl.md §3).
+// regex may not fold case (constellation-works/orbit#494, unmeasured) and
+// (?i) does not compile (constellation-works/orbit#495).
 func foldCase(re string) string {
 	var b strings.Builder
 	for i := 0; i < len(re); i++ {

@@ -11,7 +11,8 @@ import (
 
 // DefaultLimit is the largest number of rules a profile may have unless
 // the caller sets another: libsandbox aborts its caller on very large
-// profiles (sbpl.md §8), so the count is checked before compiling.
+// profiles (NixOS/nix#2311; "exceeds maximum (65535)" in
+// status-im/status-legacy#16353), so the count is checked before compiling.
 const DefaultLimit = 2000
 
 // Parameter names bound per spawn: a forking policy's run-marker block,
@@ -35,8 +36,9 @@ const (
 )
 
 // Grant extension classes named by every profile, so paths bound per
-// spawn as sandbox extensions are usable (libsandbox.md §9: a consumed
-// token grants nothing unless the profile names its class).
+// spawn as sandbox extensions are usable: a consumed token grants nothing
+// unless the profile names its class [confirmed: Chromium
+// seatbelt_extension_unittest.cc].
 const (
 	ExtensionRead      = "com.apple.app-sandbox.read"
 	ExtensionReadWrite = "com.apple.app-sandbox.read-write"
@@ -60,7 +62,7 @@ type Env struct {
 
 // RootLinks are the symbolic links at the root of a macOS system volume;
 // metadata on them is always allowed so grants bound later resolve
-// (procage-design.md §6).
+// [confirmed: the Rust procage 0.7.0's path canonicalisation].
 var RootLinks = []string{"/etc", "/tmp", "/var"}
 
 // Plan is a lowered policy: the profile and what must be bound per spawn.
@@ -331,7 +333,8 @@ func execOnlyRules(allowed []string) []sbpl.Rule {
 // markerRules mark every process of a run: the profile denies every Mach
 // name with the parent's random prefix and allows exactly the run's marker,
 // so a sandbox_check from outside can tell the run's processes apart
-// (libsandbox.md §11, procage-design.md §4).
+// [inferred from the Rust procage 0.3.1's run marker, src/macos/lifetime.rs;
+// docs/macos-backend.md describes the search].
 func markerRules() []sbpl.Rule {
 	return []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name-prefix", sbpl.Param(ParamRunPrefix))},
@@ -373,7 +376,8 @@ func sortedKeys(set map[string]bool) []string {
 // withSpecific extends a deny rule's operations with every operation an
 // allow names that one of its wildcards covers: in Seatbelt a rule naming a
 // more specific operation beats one naming a wildcard whatever the order
-// (sbpl.md §6: agent-safehouse ssh.bats, fence macos.go), so the deny must
+// [reported: agent-safehouse ssh.bats, measured; confirmed: fence
+// internal/sandbox/macos.go], so the deny must
 // name it too. A narrower wildcard counts as more specific [inferred].
 func withSpecific(ops, allowed []string) []string {
 	out := slices.Clone(ops)

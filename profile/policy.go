@@ -122,7 +122,7 @@ type Class string
 
 const (
 	// ProcessAccess refuses other processes' arguments, environment and
-	// information, signals to them and their task ports (the seed's R-25).
+	// information, signals to them and their task ports (escape class R-25 in docs/threat-model.md).
 	ProcessAccess Class = "process-access"
 	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...).
 	Secrets Class = "secrets"
