@@ -53,9 +53,9 @@ var allowDefault = sync.OnceValues(func() ([]byte, error) {
 })
 
 // sandboxCalls returns the apply and confirm calls darwin requires: Sandbox
-// call 0 with {bytecode, length, 0...} (libsandbox.md §8.3, a zeroed block
-// of 8 words) and call 2 "is sandboxed" on the child's own pid with a result
-// slot (libsandbox.md §8.4, 0xa0 bytes). It skips only when the test process
+// call 0 with {bytecode, length, 0...} (a zeroed block of 8 words; Finch)
+// and call 2 "is sandboxed" on the child's own pid with a result slot
+// (0xa0 bytes; Finch). It skips only when the test process
 // is already sandboxed; any other failure fails the test.
 func sandboxCalls(tb testing.TB) []Call {
 	tb.Helper()

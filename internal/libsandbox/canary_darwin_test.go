@@ -153,7 +153,7 @@ func TestCanaryIssueExtension(t *testing.T) {
 // so a wrong kernel filter kind, flag translation or result reading would
 // pass TestCanaryChecks vacuously; here a denial must be seen. The oracle is
 // /usr/bin/sandbox-exec, which still works unsandboxed on macOS 26
-// (libsandbox.md §10).
+// (reported: nolabs-ai/nono#1646).
 func TestCanaryCheckDenies(t *testing.T) {
 	l := loadReal(t)
 	skipIfSandboxed(t, l)
