@@ -23,7 +23,7 @@
 //
 // # Limitations
 //
-//   - A model, not Seatbelt: rules follow public sources (sbpl.md), some
+//   - A model, not Seatbelt: rules follow public sources (docs/sources.md), some
 //     only reported or inferred, each marked where it is implemented. The
 //     order of nested wildcards (file-read* before file*), the target
 //     relation (same-sandbox covering self and children) and the fallback

@@ -121,7 +121,7 @@ func isASCII(s string) bool {
 	return true
 }
 
-// Path filters, on keys. Sources: sbpl.md §3 (literal/path exact, subpath the
+// Path filters, on keys (literal/path exact, subpath the
 // path and everything below, prefix a string prefix) [confirmed: Chromium
 // design doc, Chromium common.sb].
 
@@ -140,7 +140,7 @@ func matchPrefix(rule, path string) bool { return strings.HasPrefix(pathKey(path
 // matchAncestors matches the path named by a path-ancestors filter and each
 // of its ancestors up to "/" [inferred from Apple's system.sb, which uses
 // (path-ancestors "/System/Volumes/Data/private") to let stat reach a
-// firmlinked directory; sbpl.md §3].
+// firmlinked directory].
 func matchAncestors(rule, path string) bool {
 	r, p := pathKey(rule), pathKey(path)
 	if p == "/" {

@@ -66,7 +66,8 @@ var (
 
 // seatbeltWildcardDenies are Seatbelt-layer denies naming a wildcard that
 // an earlier allow (header, base or policy) names more specifically; Lower
-// must expand them as it expands hard-denies (sbpl.md §6).
+// must expand them as it expands hard-denies (operation specificity: see
+// Decide).
 var seatbeltWildcardDenies = []string{
 	`(deny file* (subpath "/data/a"))`,
 	`(deny network*)`,

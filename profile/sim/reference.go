@@ -60,7 +60,7 @@ func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error
 		return path
 	}
 
-	// 0. The run marker (procage-design.md §4, libsandbox.md §11).
+	// 0. The run marker (docs/macos-backend.md, "Finding a run's processes").
 	if p.Forking() && a.Op == "mach-lookup" && a.Name != "" {
 		if m, ok := a.Params[profile.ParamRunMarker]; ok && a.Name == m {
 			return true, "the run's marker", nil
@@ -179,7 +179,7 @@ func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *A
 		}
 	case profile.NetworkOn:
 		// Network on is any IP host plus name resolution and TLS trust
-		// (procage-design.md; sbpl.md §12: Nix, agent-safehouse, Codex).
+		// (Nix, agent-safehouse, Codex network policy).
 		if ip && covers("network-outbound", "network-bind", "network-inbound") {
 			if _, err := parseEndpoint(a.Addr); err == nil {
 				return "policy: network on"

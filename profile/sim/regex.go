@@ -26,7 +26,7 @@ func (e *RegexError) Unwrap() error { return ErrRegex }
 // TranslateRegex turns a Seatbelt regex into Go regexp syntax.
 //
 // Seatbelt regexes are POSIX extended regular expressions, unanchored unless
-// they start with "^" (sbpl.md §3). "(?i)" and other Perl groups fail to
+// they start with "^" [reported: constellation-works/orbit#495]. "(?i)" and other Perl groups fail to
 // compile in libsandbox ("unexpected ^ operator in middle of expression")
 // [reported: constellation-works/orbit#495, measured], so they are
 // rejected here too. What the simulator cannot translate without guessing

@@ -41,7 +41,7 @@ type Access struct {
 	// operations.
 	Path string
 	// VnodeType is the file's type for vnode-type filters: REGULAR-FILE,
-	// DIRECTORY, SYMLINK, ... (sbpl.md §3).
+	// DIRECTORY, SYMLINK, ... (sandblaster filters.json).
 	VnodeType string
 	// Addr is the endpoint of a network-* operation: "host:port" with an IP
 	// address or "localhost", or an absolute Unix socket path. It is the
@@ -136,8 +136,8 @@ func (e *RuleError) Unwrap() error { return e.Err }
 // renderer denies iokit-get-properties, process-info* and nvram* "because
 // these operations are allowed by default" (crbug 799149), and Apple's
 // Security-project profiles follow (deny default) with (deny
-// file-map-executable process-info* nvram*) (sbpl.md §6) [confirmed in
-// those profiles; unmeasured on macOS 26].
+// file-map-executable process-info* nvram*) [confirmed in those profiles;
+// unmeasured on macOS 26].
 var defaultOpen = []string{"process-info*", "nvram*", "iokit-get-properties", "file-map-executable"}
 
 func isDefaultOpen(op string) bool {
@@ -146,7 +146,7 @@ func isDefaultOpen(op string) bool {
 
 // canonicalOp maps process-exec, which profiles write (Codex's
 // (allow process-exec (path "/bin/ps") ...), fence's (deny process-exec
-// ...), sbpl.md §4) but libsandbox's table does not list, to the table's
+// ...)) but libsandbox's table does not list, to the table's
 // process-exec*, the operation exec is checked as [inferred: the table has
 // no process-exec entry; process-exec-interpreter and
 // process-exec-update-label are the only names below it].
@@ -171,8 +171,8 @@ func checkOp(op *string) error {
 
 // specificity ranks how closely a rule's operation names the concrete
 // operation, or returns -2 if it does not cover it. A concrete name beats
-// any wildcard whatever the order (sbpl.md §6 [reported: agent-safehouse
-// ssh.bats, measured; confirmed: fence macos.go]). Among wildcards a longer
+// any wildcard whatever the order [reported: agent-safehouse ssh.bats,
+// measured; confirmed: fence macos.go]. Among wildcards a longer
 // family (file-read*) beats a shorter one (file*), since operations
 // inherit their parent family's rules [inferred], and "default" comes last.
 func specificity(op, concrete string) int {
@@ -196,13 +196,14 @@ func specificity(op, concrete string) int {
 // Semantics: a rule applies when one of its operations covers the access's
 // operation ([sbpl.Covers]) and one of its filters matches (a rule without
 // filters always matches). The most specific applicable rule decides
-// (see specificity); among equally specific ones the last wins (sbpl.md §6
-// [confirmed: Bazel's generator, agent-safehouse docs, nono#1324]).
+// (see specificity); among equally specific ones the last wins
+// [confirmed: Bazel's generator, agent-safehouse docs, nolabs-ai/nono#1324].
 // Filter specificity does not matter: a later subpath allow reopens an
-// earlier literal deny (sbpl.md §6 [confirmed: Codex seatbelt.rs]). When
+// earlier literal deny [confirmed: Codex seatbelt.rs]. When
 // no rule applies the operation is allowed: Seatbelt's fallback without a
-// default rule is allow [inferred from sbpl.md §1 and §6: (deny default)
-// exists to set it, and its stragglers are "allowed by default"].
+// default rule is allow [inferred: (deny default) exists to set it
+// (Chromium's design doc), and its stragglers are "allowed by default"
+// (crbug 799149)].
 func Decide(profile *sbpl.Profile, access Access) (Decision, error) {
 	if profile == nil {
 		return Decision{}, errors.New("sim: Decide on a nil profile")
@@ -262,7 +263,8 @@ func ruleMatches(r *sbpl.Rule, a *Access) (bool, error) {
 	return any, nil
 }
 
-// nameFilters are the filters on the access's Name (sbpl.md §3). Each also
+// nameFilters are the filters on the access's Name (sandblaster
+// filters.json; Codex, Chromium and Gemini CLI profiles use them). Each also
 // has -prefix and (where the table has one) -regex forms.
 var nameFilters = map[string]bool{
 	"global-name": true, "local-name": true, "xpc-service-name": true,
@@ -418,7 +420,7 @@ func matchLogic(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 
 // pathOf is the path path filters see: the file, or for a network
 // operation on a Unix socket the socket path (nono denies a socket with
-// network-outbound (path ...), sbpl.md §9 [confirmed: nono]).
+// network-outbound (path ...) [confirmed: nono]).
 func pathOf(a *Access) string {
 	if a.Path != "" {
 		return a.Path
@@ -449,7 +451,7 @@ func matchPath(f *sbpl.Filter, a *Access, path string) (bool, error) {
 
 // matchTarget: a target word matches itself; same-sandbox also matches
 // self and children, which inherit the caller's sandbox [inferred: a
-// sandbox is inherited across fork and exec, libsandbox.md].
+// sandbox is inherited across fork and exec].
 func matchTarget(rule, target string) bool {
 	if target == "" {
 		return false
@@ -491,8 +493,9 @@ func intArg(f *sbpl.Filter, names map[string]int) (int, error) {
 
 // strArg returns a filter's string argument, resolving (param "K") from
 // the access; bound is false for an unbound parameter, which then never
-// matches (libsandbox gives a non-string for a missing parameter, sbpl.md
-// §1; the simulator treats the filter as matching nothing).
+// matches (libsandbox gives a non-string for a missing parameter, which
+// Chromium's common.sb tests with string?; the simulator treats the filter
+// as matching nothing).
 func strArg(f *sbpl.Filter, a *Access) (s string, bound bool, err error) {
 	if len(f.Args) != 1 {
 		return "", false, fmt.Errorf("(%s) takes one string: %w", f.Name, ErrFilterArgs)
@@ -518,10 +521,11 @@ func valueString(v sbpl.Value, name string, a *Access) (string, bool, error) {
 // matchNetwork evaluates (local|remote PROTO "host:port") and
 // (local|remote unix-socket PATH-FILTER). remote applies to
 // network-outbound (the peer), local to network-bind and network-inbound
-// (sbpl.md §9 [confirmed: Codex local network policy]). The simulator does
+// [confirmed: Codex local network policy]. The simulator does
 // not model the other end of a connection: a local filter on
 // network-outbound never matches, although sandbox-runtime reports that
-// (local ip "*:*") on outbound permits all egress (sbpl.md §9 [reported]).
+// (local ip "*:*") on outbound permits all egress [reported:
+// anthropic-experimental/sandbox-runtime#131].
 func matchNetwork(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 	if len(f.Args) != 2 {
 		return false, fmt.Errorf("(%s) takes a protocol and an address: %w", f.Name, ErrFilterArgs)
@@ -557,7 +561,7 @@ func matchNetwork(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 	}
 	rhost, rport, ok := strings.Cut(s, ":")
 	if !ok || (rhost != "*" && rhost != "localhost") {
-		return false, fmt.Errorf("(%s %s %q): host must be * or localhost (sbpl.md §9): %w", f.Name, proto, s, ErrFilterArgs)
+		return false, fmt.Errorf("(%s %s %q): host must be * or localhost: %w", f.Name, proto, s, ErrFilterArgs)
 	}
 	transport, family := string(proto), ""
 	if strings.HasSuffix(transport, "4") || strings.HasSuffix(transport, "6") {

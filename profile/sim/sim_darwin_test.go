@@ -148,8 +148,9 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 		{"last match: deny", `(allow file-read* (subpath ` + q(t, dir) + `))(deny file-read* (literal ` + q(t, file) + `))`, nil, file},
 		{"prefix deny", `(deny file-read* (prefix ` + q(t, dir+"/") + `))`, nil, file},
 		{"regex deny", `(deny file-read* (regex #"/f$"))`, nil, file},
-		// The specification says every path matches case-insensitively;
-		// orbit#494 claims regex does not fold case (sbpl.md §7). This
+		// The Rust procage's spelling matrix says every path matches
+		// case-insensitively; constellation-works/orbit#494 claims regex
+		// does not fold case. This
 		// case decides it for the simulator.
 		{"regex in another case", `(deny file-read* (regex #"/F$"))`, nil, file},
 		{"regex no match", `(deny file-read* (regex #"/f$"))`, nil, other},

@@ -32,7 +32,7 @@ func TestDecide(t *testing.T) {
 		access  Access
 		want    verdict
 	}{
-		// Precedence (sbpl.md §6).
+		// Precedence (agent-safehouse ssh.bats, fence macos.go, Bazel).
 		{"deny default", `(version 1)(deny default)`, read("/x"), verdict{false, 0}},
 		{"no rule: allowed", `(version 1)(deny file-write*)`, read("/x"), verdict{true, -1}},
 		{"specific allow before wildcard deny", `(version 1)(deny default)(allow file-read-data (subpath "/x"))(deny file-read* (subpath "/x"))`, read("/x/y"), verdict{true, 1}},
@@ -46,7 +46,7 @@ func TestDecide(t *testing.T) {
 		{"several filters: any", `(version 1)(deny default)(allow file-read* (literal "/a") (literal "/x"))`, read("/x"), verdict{true, 1}},
 		{"rule naming both spellings", `(version 1)(deny default)(deny file-read-data (subpath "/x"))(allow file-read* file-read-data (subpath "/x"))`, read("/x/y"), verdict{true, 2}},
 		{"process-exec alias", `(version 1)(deny default)(allow process-exec (literal "/bin/sh"))`, Access{Op: "process-exec*", Path: "/bin/sh"}, verdict{true, 1}},
-		// (deny default) leaves the stragglers open (sbpl.md §6).
+		// (deny default) leaves the stragglers open (crbug 799149).
 		{"deny default leaves file-map-executable", `(version 1)(deny default)`, Access{Op: "file-map-executable", Path: "/x"}, verdict{true, -1}},
 		{"deny default leaves process-info", `(version 1)(deny default)`, Access{Op: "process-info-pidinfo", Target: "others"}, verdict{true, -1}},
 		{"straggler denied explicitly", `(version 1)(deny default)(deny process-info*)`, Access{Op: "process-info-pidinfo", Target: "others"}, verdict{false, 1}},
@@ -82,7 +82,7 @@ func TestDecide(t *testing.T) {
 		{"sysctl names are case-sensitive", `(version 1)(allow sysctl-read)(deny sysctl-read (sysctl-name "kern.procargs2"))`, Access{Op: "sysctl-read", Name: "KERN.PROCARGS2"}, verdict{true, 0}},
 		{"global-name", `(version 1)(deny default)(allow mach-lookup (global-name "com.apple.trustd"))`, Access{Op: "mach-lookup", Name: "com.apple.trustd"}, verdict{true, 1}},
 		{"global-name-prefix", `(version 1)(deny default)(allow mach-lookup (global-name-prefix "com.apple."))`, Access{Op: "mach-lookup", Name: "com.apple.trustd"}, verdict{true, 1}},
-		// Network (sbpl.md §9).
+		// Network (Codex network policies, zeroclaw-labs/zeroclaw#4764).
 		{"remote localhost", `(version 1)(deny default)(allow network-outbound (remote ip "localhost:*"))`, Access{Op: "network-outbound", Addr: "127.0.0.1:80"}, verdict{true, 1}},
 		{"remote localhost v6", `(version 1)(deny default)(allow network-outbound (remote ip "localhost:*"))`, Access{Op: "network-outbound", Addr: "[::1]:80"}, verdict{true, 1}},
 		{"remote localhost not others", `(version 1)(deny default)(allow network-outbound (remote ip "localhost:*"))`, Access{Op: "network-outbound", Addr: "10.0.0.1:80"}, verdict{false, 0}},
