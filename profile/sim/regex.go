@@ -26,9 +26,9 @@ func (e *RegexError) Unwrap() error { return ErrRegex }
 // TranslateRegex turns a Seatbelt regex into Go regexp syntax.
 //
 // Seatbelt regexes are POSIX extended regular expressions, unanchored unless
-// they start with "^" [reported: constellation-works/orbit#495]. "(?i)" and other Perl groups fail to
-// compile in libsandbox ("unexpected ^ operator in middle of expression")
-// [reported: constellation-works/orbit#495, measured], so they are
+// they start with "^". "(?i)" and other Perl groups fail to compile in
+// libsandbox ("unexpected ^ operator in middle of expression") [reported:
+// constellation-works/orbit#495, measured], so they are
 // rejected here too. What the simulator cannot translate without guessing
 // is rejected rather than approximated:
 //   - "^" anywhere but at the start of the pattern or of a group or branch;
