@@ -6,8 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// Path matching is case- and Unicode-normalization-insensitive: the
-// specification's spelling matrix (measured on macOS 26.6.2) shows
+// zdecomp.go is generated from the Unicode Character Database: download
+// https://www.unicode.org/Public/14.0.0/ucd/UnicodeData.txt into this
+// directory first.
+//go:generate go run ./internal/gendecomp -ucd UnicodeData.txt -o zdecomp.go
+
+// Path matching is case- and Unicode-normalization-insensitive: the Rust
+// procage's spelling matrix (measured on macOS 26.6.2) shows
 // "Seatbelt matches every path case- and Unicode-normalization-insensitively,
 // on every volume". The simulator compares path keys: the path decomposed
 // (NFD, through the Latin-only table in zdecomp.go) and case-folded rune by
