@@ -43,7 +43,7 @@ type jsonNetwork struct {
 // MarshalJSON writes the versioned JSON form ({"version":1, ...}).
 func (p Policy) MarshalJSON() ([]byte, error) {
 	if !p.validated {
-		return nil, errors.New("profile: cannot marshal a zero Policy; build policies with profile.New")
+		return nil, errors.New("profile: MarshalJSON on a zero Policy")
 	}
 	j := jsonPolicy{Version: JSONVersion, Base: p.base.String(), UnixSockets: p.sockets, MachLookup: p.mach, Fork: p.fork, ExecOnly: p.execOnly, Seatbelt: p.seatSrc}
 	for _, r := range p.fs {

@@ -86,11 +86,12 @@ func (p *Plan) Text() string {
 // Rules returns the number of rules in the profile.
 func (p *Plan) Rules() int { return len(p.Profile.Rules) }
 
-// LimitError reports a profile with more rules than the limit.
+// LimitError reports a profile with more rules than the limit. Merge paths
+// into fewer subpath rules, or raise the limit.
 type LimitError struct{ Rules, Limit int }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("profile: the profile has %d rules, more than the limit of %d; merge paths into fewer subpath rules or raise the compile limit", e.Rules, e.Limit)
+	return fmt.Sprintf("profile: %d rules, more than the limit of %d", e.Rules, e.Limit)
 }
 
 // Lower turns a policy into a Seatbelt profile, in layers: header
@@ -100,7 +101,7 @@ func (e *LimitError) Error() string {
 // run-marker block. The output is deterministic.
 func Lower(p Policy, env Env) (*Plan, error) {
 	if !p.validated {
-		return nil, fmt.Errorf("profile: Lower on a zero Policy; build policies with profile.New")
+		return nil, fmt.Errorf("profile: Lower on a zero Policy")
 	}
 	limit := env.Limit
 	if limit == 0 {

@@ -317,7 +317,7 @@ func New(base Base, opts ...Option) (Policy, error) {
 // With returns a copy of p with more options applied; p is unchanged.
 func (p Policy) With(opts ...Option) (Policy, error) {
 	if !p.validated {
-		return Policy{}, errors.New("profile: Policy.With on a zero Policy; build policies with profile.New")
+		return Policy{}, errors.New("profile: Policy.With on a zero Policy")
 	}
 	return p.with(opts)
 }

@@ -19,7 +19,7 @@ type RegexError struct {
 }
 
 func (e *RegexError) Error() string {
-	return fmt.Sprintf("sim: regex %q: %s; rewrite it in plain POSIX extended syntax", e.Pattern, e.Reason)
+	return fmt.Sprintf("sim: regex %q: %s", e.Pattern, e.Reason)
 }
 func (e *RegexError) Unwrap() error { return ErrRegex }
 

@@ -164,7 +164,7 @@ func canonicalOp(op string) string {
 func checkOp(op *string) error {
 	*op = canonicalOp(*op)
 	if !sbpl.IsOperation(*op) || *op == "default" {
-		return fmt.Errorf("sim: %q: %w; name one operation such as file-read-data", *op, ErrOperation)
+		return fmt.Errorf("sim: %q: %w", *op, ErrOperation)
 	}
 	return nil
 }
