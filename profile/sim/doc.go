@@ -4,7 +4,7 @@
 //
 //	p, _ := profile.New(profile.BaseV1, profile.Read("/Users/me/src"))
 //	d, err := sim.Explain(p, profile.Env{Home: "/Users/me"}, "file-read-data", "/Users/me/.ssh/id_rsa")
-//	fmt.Println(d) // denied by rule 33 (hard-deny): (deny file-read* file-write* ... (subpath "/Users/me/.ssh") ...)
+//	fmt.Println(d) // denied by rule N (hard-deny): (deny file-read* file-write* ... (subpath "/Users/me/.ssh") ...)
 //
 // [Decide] evaluates an [sbpl.Profile] for one [Access]: an operation with
 // its argument (a path, an address or Unix socket, a Mach or sysctl name, a
