@@ -172,3 +172,38 @@ func TestPolicyRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandDocExamples runs the examples of this command's package
+// documentation; those marked "macOS only" are run off macOS only to
+// check they fail with exit 2 and run nothing.
+func TestCommandDocExamples(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(src), "\n") {
+		cmd, ok := strings.CutPrefix(line, "//\tprocage ")
+		if !ok {
+			continue
+		}
+		cmd, comment, _ := strings.Cut(cmd, "#")
+		macOnly := strings.Contains(comment, "macOS only")
+		if macOnly && runtime.GOOS == "darwin" {
+			continue // the darwin tests run real cages
+		}
+		n++
+		args := strings.Fields(cmd)
+		code, _, errs := runCLI(t, args...)
+		want := 0
+		if macOnly {
+			want = 2
+		}
+		if code != want {
+			t.Errorf("procage %s: exit %d, want %d; stderr %q", cmd, code, want, errs)
+		}
+	}
+	if n < 4 {
+		t.Errorf("found %d examples in the package documentation, want 4 or more", n)
+	}
+}
