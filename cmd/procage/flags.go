@@ -26,6 +26,15 @@ type pathListFlag []string
 func (l *pathListFlag) String() string     { return strings.Join(*l, ",") }
 func (l *pathListFlag) Set(s string) error { *l = append(*l, trimSlash(s)); return nil }
 
+// shellQuote returns s as a shell would need it typed: unchanged when it
+// has only characters no shell treats specially, single-quoted otherwise.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+@:,=%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 func trimSlash(s string) string {
 	if t := strings.TrimRight(s, "/"); t != "" {
 		return t
@@ -80,13 +89,13 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	}
 	var opts []profile.Option
 	for _, p := range pf.read {
-		opts = append(opts, flagged("--read "+p, profile.Read(p)))
+		opts = append(opts, flagged("--read "+shellQuote(p), profile.Read(p)))
 	}
 	for _, p := range pf.write {
-		opts = append(opts, flagged("--write "+p, profile.ReadWrite(p)))
+		opts = append(opts, flagged("--write "+shellQuote(p), profile.ReadWrite(p)))
 	}
 	for _, p := range pf.exec {
-		opts = append(opts, flagged("--exec "+p, profile.Exec(p)))
+		opts = append(opts, flagged("--exec "+shellQuote(p), profile.Exec(p)))
 	}
 	mode, err := parseMode(pf.network)
 	if err != nil {
@@ -106,7 +115,7 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	}
 	opts = append(opts, flagged(where, profile.Network(mode, ports...)))
 	for _, p := range pf.sockets {
-		opts = append(opts, flagged("--unix-socket "+p, profile.UnixSocket(p)))
+		opts = append(opts, flagged("--unix-socket "+shellQuote(p), profile.UnixSocket(p)))
 	}
 	for _, m := range pf.mach {
 		opts = append(opts, flagged(fmt.Sprintf("--mach %q", m), profile.MachLookup(m)))

@@ -156,6 +156,8 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"plan", "--read", "usr"}, `procage plan: --read usr: path is not absolute`},
+		{[]string{"plan", "--read", "my docs"}, `procage plan: --read 'my docs': path is not absolute`},
+		{[]string{"plan", "--exec", "it's"}, `procage plan: --exec 'it'\''s': path is not absolute`},
 		{[]string{"plan", "--write", "/a/../b"}, `procage plan: --write /a/../b: path is not normalised`},
 		{[]string{"plan", "--network", "wifi"}, `procage plan: --network "wifi": want off, loopback or on`},
 		{[]string{"plan", "--network", "on", "--port", "80"}, "procage plan: --network on --port 80: ports apply to loopback mode only"},
