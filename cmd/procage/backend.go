@@ -24,9 +24,6 @@ type backend struct {
 	resolver  *pathresolve.Resolver
 }
 
-// backendNames are the values of --backend.
-var backendNames = []string{"macos", "linux"}
-
 // defaultBackend is the host's sandbox. The Linux plan (Landlock and
 // seccomp) comes with the Linux backend; until this build has it, a Linux
 // host previews the macOS plan.
