@@ -59,7 +59,11 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		*p = res.Path
 	}
-	d, err := sim.Decide(c.PlanRules().Profile, access)
+	pr := c.PlanRules()
+	if pr == nil {
+		return 2, badValuef("--backend %s: explain models Seatbelt only; use --backend macos", b.name)
+	}
+	d, err := sim.Decide(pr.Profile, access)
 	if err != nil {
 		return 2, err
 	}

@@ -39,7 +39,10 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 // warn prints one line for each policy rule the hard-deny classes override
 // entirely, and for write access to the home directory or to /.
 func warn(c *cage.Cage, b *backend, cmd string, stderr io.Writer) {
-	prof := c.PlanRules().Profile
+	var prof *sbpl.Profile
+	if pr := c.PlanRules(); pr != nil { // nil: not a Seatbelt plan
+		prof = pr.Profile
+	}
 	home := c.Home()
 	for _, r := range c.Policy().FSRules() {
 		kernel := r.Path
@@ -60,7 +63,7 @@ func warn(c *cage.Cage, b *backend, cmd string, stderr io.Writer) {
 			if r.Target == profile.Subpath {
 				probes = append(probes, path.Join(kernel, "procage-probe"))
 			}
-			if overridden(prof, op, probes) {
+			if prof != nil && overridden(prof, op, probes) {
 				fmt.Fprintf(stderr, "procage %s: warning: the hard-deny classes override the rule %s entirely (procage explain %s %s says which; --waive lifts a class)\n", cmd, r, op, kernel)
 				break
 			}
@@ -115,7 +118,11 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	seatbelt := c.PlanRules() != nil // else another backend's plan, whose text says what it is
 	plan := c.PlanRules()
+	if !seatbelt {
+		plan = &profile.Plan{Profile: &sbpl.Profile{}}
+	}
 	if *asJSON {
 		type rewrite struct {
 			From   string `json:"from"`
@@ -140,7 +147,9 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(out)
 	}
 	// Rewrites are SBPL comments, so the whole output is a valid profile.
-	fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.Rules())
+	if seatbelt {
+		fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.Rules())
+	}
 	if b.simulated {
 		fmt.Fprintf(stdout, "; paths resolved against a simulated macOS file system (home %s)\n", c.Home())
 	}

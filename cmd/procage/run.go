@@ -87,7 +87,12 @@ func checkTarget(cmd *cage.Cmd) (int, error) {
 		if errors.Is(cmd.Err, exec.ErrNotFound) || errors.Is(cmd.Err, fs.ErrNotExist) {
 			return exitNotFound, &inputError{where: cmd.Args[0], err: errors.New("command not found")}
 		}
-		return exitCannotExecute, &inputError{where: cmd.Args[0], err: cmd.Err}
+		err := cmd.Err
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			err = ee.Err // the name is said once, first
+		}
+		return exitCannotExecute, &inputError{where: cmd.Args[0], err: err}
 	}
 	fi, err := os.Stat(cmd.Path)
 	switch {
