@@ -146,7 +146,7 @@ func NewCheck(pid int, op string, ft FilterType, arg string, flags CheckFlags) (
 	} else {
 		kind, ok := kernelFilterKind[ft]
 		if !ok {
-			return nil, fmt.Errorf("libsandbox: check: filter type %d has no string-argument kernel form; use a string filter: %w", ft, ErrInvalidArgument)
+			return nil, fmt.Errorf("libsandbox: check: filter type %d has no string-argument kernel form: %w", ft, ErrInvalidArgument)
 		}
 		b, err := cString("filter argument", arg)
 		if err != nil {

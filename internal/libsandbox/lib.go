@@ -169,7 +169,7 @@ func (l *Lib) Compile(text string, params []Param) ([]byte, error) {
 		for i := 0; i < len(offs); i += 2 {
 			if r := l.setParam(cparams, &pbuf[offs[i]], &pbuf[offs[i+1]]); r != 0 {
 				l.freeParams(cparams)
-				return nil, fmt.Errorf("libsandbox: sandbox_set_param(%q) returned %d; rename or drop the parameter", params[i/2].Key, r)
+				return nil, fmt.Errorf("libsandbox: sandbox_set_param(%q) returned %d", params[i/2].Key, r)
 			}
 		}
 	}

@@ -136,7 +136,8 @@ func toRule(l list) (Rule, error) {
 			}
 			r.Filters = append(r.Filters, f)
 		default:
-			return Rule{}, fmt.Errorf("unexpected %s in a rule; operations are symbols and filters are forms", describe(it))
+			// Operations are symbols and filters are forms.
+			return Rule{}, fmt.Errorf("unexpected %s in a rule", describe(it))
 		}
 	}
 	if len(r.Ops) == 0 {
