@@ -18,7 +18,8 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		"a name for mach-lookup and sysctl-*, a target (self, others, same-sandbox)\n"+
 		"for signal and process-info*. Exit status: 0 allowed, 1 denied, 2 bad input.", stdout)
 	pf.register(fs)
-	backendName := registerBackend(fs)
+	// explain models Seatbelt, so it explains the macOS plan by default.
+	backendName := fs.String("backend", "macos", "explain the plan for `OS`: macos (off macOS: paths resolved against a simulated Mac, home /Users/$USER); Seatbelt is the only sandbox explain models")
 	asJSON := fs.Bool("json", false, "print a JSON object (access, allowed, rule, layer, text, default, kernel paths) instead of text")
 	if err := fs.parse(args); err != nil {
 		return 2, err
