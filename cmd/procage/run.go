@@ -144,7 +144,7 @@ func withPrivateTmp(on bool) []cage.Option {
 var errCannotCage = errors.New("this host cannot cage processes")
 
 func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("probe [--json]", "probe [--json]", stdout)
+	fs := newFlagSet("probe", "probe [--json]", stdout)
 	asJSON := fs.Bool("json", false, "print a JSON object (os_build, ok, apply, marker) instead of text")
 	if err := fs.parse(args); err != nil {
 		return 2, err
