@@ -1,6 +1,6 @@
 // Command procage shows and runs sandboxed commands (cages).
 //
-//	procage plan --backend macos --read /usr/share --network loopback   # print the path rewrites and the Seatbelt profile
+//	procage plan --backend macos --read /usr/share --network loopback --port 8080   # print the path rewrites and the Seatbelt profile
 //	procage explain --read /usr/share file-read-data /usr/share/dict/words
 //	procage run --read /usr/share -- /bin/cat /usr/share/dict/words   # macOS only
 //	procage probe                                          # macOS only

@@ -42,14 +42,14 @@ func macHome(t *testing.T) string {
 var forbiddenPrefixes = []string{"cage: ", "profile: ", "sim: ", "pathresolve: ", "sbpl: ", "json: "}
 
 func TestPlan(t *testing.T) {
-	code, out, errs := runCLI(t, "plan", "--backend", "macos", "--read", "/usr", "--network", "loopback")
+	code, out, errs := runCLI(t, "plan", "--backend", "macos", "--read", "/usr", "--network", "loopback", "--port", "5432")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errs)
 	}
 	if !strings.Contains(out, "\n(version 1)\n") || !strings.Contains(out, "(deny default)") {
 		t.Errorf("plan lacks (version 1) and (deny default):\n%s", out)
 	}
-	if !strings.Contains(out, `(allow file-read* (subpath "/usr"))`) || !strings.Contains(out, `(remote ip "localhost:*")`) {
+	if !strings.Contains(out, `(allow file-read* (subpath "/usr"))`) || !strings.Contains(out, `(remote ip "localhost:5432")`) {
 		t.Errorf("plan lacks the policy's rules:\n%s", out)
 	}
 	if errs != "" {
@@ -160,7 +160,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "--exec", "it's"}, `procage plan: --exec 'it'\''s': path is not absolute`},
 		{[]string{"plan", "--write", "/a/../b"}, `procage plan: --write /a/../b: path is not normalised`},
 		{[]string{"plan", "--network", "wifi"}, `procage plan: --network "wifi": want off, loopback or on`},
-		{[]string{"plan", "--network", "on", "--port", "80"}, "procage plan: --network on --port 80: ports apply to loopback mode only"},
+		{[]string{"plan", "--network", "loopback", "--port", "70000"}, "procage plan: --network loopback --port 70000: port must be 1..65535"},
 		{[]string{"plan", "--port", "x"}, `procage plan: --port "x": not a number`},
 		{[]string{"plan", "--waive", "all"}, `procage plan: --waive "all": unknown hard-deny class`},
 		{[]string{"plan", "--seatbelt", "(allow file-raed*)"}, `unknown operation "file-raed*"`},
@@ -316,8 +316,9 @@ func TestExplain(t *testing.T) {
 		{[]string{"--read", "/usr", "file-write-data", "/usr/lib/x"}, 1, `denied by default`},
 		{[]string{"--write", home, "file-read-data", home + "/.ssh/id_rsa"}, 1, "(hard-deny)"},
 		{[]string{"--write", home, "--waive", "secrets", "file-read-data", home + "/.ssh/id_rsa"}, 0, "(policy)"},
-		{[]string{"--network", "loopback", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:*")`},
-		{[]string{"--network", "loopback", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
+		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:5432")`},
+		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:5433"}, 1, "denied"},
+		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
 		{[]string{"--network", "on", "network-outbound", "93.184.216.34:443"}, 0, "allowed"},
 		{[]string{"sysctl-read", "kern.procargs2"}, 1, "(hard-deny)"},
 		{[]string{"--exec-target-only", "process-exec", "/bin/ls"}, 1, "(exec-target-only)"},
