@@ -8,16 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // TestRunMakeExample runs README.md's macOS example as written:
 // procage run --write "$PWD" --fork -- /usr/bin/make test. make forks a
 // shell per recipe, so the forking policy is what lets it work.
 func TestRunMakeExample(t *testing.T) {
+	testenv.RequireUnsandboxed(t)
 	// /usr/bin/make is an xcrun shim: without the developer tools it only
-	// offers to install them.
-	if err := exec.Command("/usr/bin/xcode-select", "-p").Run(); err != nil {
-		t.Skip("no developer tools (xcode-select -p failed)")
+	// offers to install them, and the README's example cannot work.
+	if out, err := exec.Command("/usr/bin/xcode-select", "-p").CombinedOutput(); err != nil {
+		t.Fatalf("no developer tools: xcode-select -p: %v %s", err, out)
 	}
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
