@@ -22,7 +22,7 @@ func readmeUsage(ctx context.Context, got *[]byte) error {
 	// README begin
 	p, err := profile.New(profile.BaseV1,
 		profile.ReadWrite("/Users/me/project"),
-		profile.Fork(), // make forks a shell per recipe
+		profile.Fork(),                                 // make forks a shell per recipe
 		profile.Network(profile.NetworkLoopback, 8080)) // localhost:8080 only
 	if err != nil {
 		return err
