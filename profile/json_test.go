@@ -59,7 +59,9 @@ func TestJSONErrors(t *testing.T) {
 		{`{"version":1,"base":"v1","fs":[{"access":"read","subpath":"/b"}]}`, "fs[0].access", "want an array, not string", 1, 42},
 		{`{"version":1,"base":"v1","fs":[{"access":["read",7],"subpath":"/b"}]}`, "fs[0].access[1]", "want a string, not number", 1, 50},
 		{`{"version":1,"base":"v1","network":{"mode":"wifi"}}`, "network.mode", "unknown network mode", 1, 44},
-		{`{"version":1,"base":"v1","network":{"mode":"on","ports":[1]}}`, "network.ports", "loopback mode only", 1, 57},
+		{`{"version":1,"base":"v1","network":{"mode":"off","ports":[1]}}`, "network.ports", "loopback and on modes only", 1, 58},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback"}}`, "network.ports", "names its ports", 1, 36},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[1],"any_port":true}}`, "network.any_port", "exclude", 1, 78},
 		{`{"version":1,"base":"v1","fork":"yes"}`, "fork", "want true or false, not string", 1, 33},
 		{`{"version":1,"base":"v1","exec_target_only":1}`, "exec_target_only", "want true or false, not number", 1, 45},
 		{`{"version":1,"base":"v1","waive":["all"]}`, "waive[0]", "unknown hard-deny class", 1, 35},
@@ -88,5 +90,33 @@ func TestJSONErrors(t *testing.T) {
 		if strings.Contains(err.Error(), ": :") || strings.Contains(err.Error(), "json: ") {
 			t.Errorf("ParseJSON(%s) = %q: empty field or a nested prefix", tt.in, err)
 		}
+	}
+}
+
+// The issue-12 options round-trip: every local port, listening on every
+// interface, accepted broad allows.
+func TestJSONRoundTripNetworkAndBroad(t *testing.T) {
+	for _, opts := range [][]Option{
+		{Network(NetworkLoopback, AnyPort)},
+		{Network(NetworkOn, AnyPort), ListenAnyInterface()},
+		{Network(NetworkOn, 5432), AcceptBroad(BroadDefault, BroadMachLookup), Seatbelt(`(allow mach-lookup)`)},
+	} {
+		p := mustNew(t, opts...)
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := ParseJSON(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if !p.Equal(q) {
+			t.Errorf("round trip changed the policy:\n%v\n%v", p, q)
+		}
+	}
+	p := mustNew(t, Network(NetworkOn, AnyPort), ListenAnyInterface())
+	data, _ := json.Marshal(p)
+	if want := `"network":{"mode":"on","any_port":true,"listen_any":true}`; !strings.Contains(string(data), want) {
+		t.Errorf("Marshal = %s, want it to contain %s", data, want)
 	}
 }

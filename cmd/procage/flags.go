@@ -49,20 +49,21 @@ type policyFlags struct {
 	mach, waive, seatbelt      listFlag
 	ports                      listFlag
 	network, policyFile        string
-	fork, execOnly             bool
+	fork, execOnly, listenAny  bool
 	limit                      int
 }
 
 // ruleFlags are the flags that write a policy's rules; --policy replaces
 // them all.
-var ruleFlags = []string{"read", "write", "exec", "network", "port", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"}
+var ruleFlags = []string{"read", "write", "exec", "network", "port", "listen-any", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"}
 
 func (pf *policyFlags) register(fs *flagSet) {
 	fs.Var(&pf.read, "read", "allow reading the tree at `PATH` (repeatable)")
 	fs.Var(&pf.write, "write", "allow reading and writing the tree at `PATH` (repeatable)")
 	fs.Var(&pf.exec, "exec", "allow reading and executing the tree at `PATH` (repeatable)")
-	fs.StringVar(&pf.network, "network", "off", "network `MODE`: off, loopback (localhost only) or on")
-	fs.Var(&pf.ports, "port", "with --network loopback, allow only this localhost `PORT` (repeatable)")
+	fs.StringVar(&pf.network, "network", "off", "network `MODE`: off, loopback (localhost, on the --port ports) or on (remote hosts; localhost only on the --port ports)")
+	fs.Var(&pf.ports, "port", "with --network loopback or on, allow this localhost `PORT`, or any for every port (repeatable; loopback needs one)")
+	fs.BoolVar(&pf.listenAny, "listen-any", false, "with --network on, listen on every interface, not only localhost")
 	fs.Var(&pf.sockets, "unix-socket", "allow connecting to the Unix socket at `PATH` (repeatable)")
 	fs.Var(&pf.mach, "mach", "allow looking up the global Mach service `NAME` (repeatable)")
 	fs.BoolVar(&pf.fork, "fork", false, "let the target create processes (a forking policy; make, shells and build tools need it)")
@@ -103,9 +104,13 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	}
 	var ports []int
 	for _, s := range pf.ports {
+		if s == "any" {
+			ports = append(ports, profile.AnyPort)
+			continue
+		}
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return profile.Policy{}, badValuef("--port %q: not a number", s)
+			return profile.Policy{}, badValuef("--port %q: not a number or any", s)
 		}
 		ports = append(ports, n)
 	}
@@ -114,6 +119,9 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 		where += " --port " + strings.Join(pf.ports, " --port ")
 	}
 	opts = append(opts, flagged(where, profile.Network(mode, ports...)))
+	if pf.listenAny {
+		opts = append(opts, flagged("--listen-any", profile.ListenAnyInterface()))
+	}
 	for _, p := range pf.sockets {
 		opts = append(opts, flagged("--unix-socket "+shellQuote(p), profile.UnixSocket(p)))
 	}
@@ -132,7 +140,19 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	for _, s := range pf.seatbelt {
 		opts = append(opts, flagged(fmt.Sprintf("--seatbelt %q", s), profile.Seatbelt(s)))
 	}
-	return profile.New(profile.BaseV1, opts...)
+	p, err := profile.New(profile.BaseV1, opts...)
+	var pe *profile.Error
+	if errors.As(err, &pe) && fieldFlags[pe.Field] != "" {
+		// A check across options names the JSON field; say the flag.
+		return p, &inputError{where: fieldFlags[pe.Field], err: pe.Err}
+	}
+	return p, err
+}
+
+// fieldFlags are the flags behind the policy fields that checks across
+// options name.
+var fieldFlags = map[string]string{
+	"network.mode": "--network", "network.ports": "--port", "network.listen_any": "--listen-any",
 }
 
 // readPolicy reads a JSON policy file. Its errors name the file, and the

@@ -161,7 +161,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "--write", "/a/../b"}, `procage plan: --write /a/../b: path is not normalised`},
 		{[]string{"plan", "--network", "wifi"}, `procage plan: --network "wifi": want off, loopback or on`},
 		{[]string{"plan", "--network", "loopback", "--port", "70000"}, "procage plan: --network loopback --port 70000: port must be 1..65535"},
-		{[]string{"plan", "--port", "x"}, `procage plan: --port "x": not a number`},
+		{[]string{"plan", "--network", "off", "--port", "80"}, "procage plan: --network off --port 80: ports apply to loopback and on modes only"},
+		{[]string{"plan", "--network", "loopback"}, "procage plan: --network loopback: loopback mode names its ports"},
+		{[]string{"plan", "--network", "loopback", "--listen-any", "--port", "80"}, "procage plan: --listen-any: "},
+		{[]string{"plan", "--port", "x"}, `procage plan: --port "x": not a number or any`},
 		{[]string{"plan", "--waive", "all"}, `procage plan: --waive "all": unknown hard-deny class`},
 		{[]string{"plan", "--seatbelt", "(allow file-raed*)"}, `unknown operation "file-raed*"`},
 		{[]string{"plan", "--mach", "a b"}, `procage plan: --mach "a b": a Mach service name is non-empty`},
@@ -234,7 +237,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "plan", "-h")
-	for _, flag := range []string{"-read", "-write", "-exec", "-network", "-port", "-unix-socket", "-mach", "-fork", "-exec-target-only", "-waive", "-seatbelt", "-policy", "-json", "-limit", "-backend"} {
+	for _, flag := range []string{"-read", "-write", "-exec", "-network", "-port", "-listen-any", "-unix-socket", "-mach", "-fork", "-exec-target-only", "-waive", "-seatbelt", "-policy", "-json", "-limit", "-backend"} {
 		if !strings.Contains(out, flag+" ") && !strings.Contains(out, flag+"\n") {
 			t.Errorf("plan --help does not explain %s", flag)
 		}
@@ -316,10 +319,12 @@ func TestExplain(t *testing.T) {
 		{[]string{"--read", "/usr", "file-write-data", "/usr/lib/x"}, 1, `denied by default`},
 		{[]string{"--write", home, "file-read-data", home + "/.ssh/id_rsa"}, 1, "(hard-deny)"},
 		{[]string{"--write", home, "--waive", "secrets", "file-read-data", home + "/.ssh/id_rsa"}, 0, "(policy)"},
+		{[]string{"--network", "loopback", "--port", "any", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:*")`},
 		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:5432")`},
-		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:5433"}, 1, "denied"},
-		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
+		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:9229"}, 1, "denied"},
+		{[]string{"--network", "loopback", "--port", "any", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
 		{[]string{"--network", "on", "network-outbound", "93.184.216.34:443"}, 0, "allowed"},
+		{[]string{"--network", "on", "network-outbound", "127.0.0.1:9229"}, 1, "denied"},
 		{[]string{"sysctl-read", "kern.procargs2"}, 1, "(hard-deny)"},
 		{[]string{"--exec-target-only", "process-exec", "/bin/ls"}, 1, "(exec-target-only)"},
 		{[]string{"--read", "/tmp/x", "file-read-data", "/tmp/x/y"}, 0, "; /tmp/x/y is /private/tmp/x/y to the kernel\nallowed by rule"},

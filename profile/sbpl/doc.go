@@ -12,7 +12,8 @@
 // escaper; [Parse] reads the same subset back (version, allow and deny
 // forms, comments and ";;" layer headings), so write and read round-trip.
 // [Rule.Validate] checks a rule against the generated name tables, refusing
-// unknown operations, filters and modifiers and (with no-sandbox).
+// unknown operations and filters, (with no-sandbox), and every modifier but
+// the [AcceptedModifiers] ([ErrModifier]).
 //
 // # Limitations
 //
