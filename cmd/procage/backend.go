@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -24,10 +23,12 @@ type backend struct {
 	resolver  *pathresolve.Resolver
 }
 
-// defaultBackend is the host's sandbox. The Linux plan (Landlock and
-// seccomp) comes with the Linux backend; until this build has it, a Linux
-// host previews the macOS plan.
+// defaultBackend is the host's sandbox: linux on Linux, macos elsewhere
+// (other OSes have none, and package cage plans for macOS there).
 func defaultBackend() string {
+	if runtime.GOOS == "linux" {
+		return "linux"
+	}
 	return "macos"
 }
 
@@ -35,10 +36,6 @@ func defaultBackend() string {
 func registerBackend(fs *flagSet) *string {
 	return fs.String("backend", defaultBackend(), "make the plan for `OS`: macos (off macOS: paths resolved against a simulated Mac, home /Users/$USER) or linux")
 }
-
-// errNoLinuxPlan: the Linux plan comes with the Linux backend (Landlock
-// and seccomp), which this build does not have yet.
-var errNoLinuxPlan = fmt.Errorf("the Linux plan is not in this build yet: %w", errors.ErrUnsupported)
 
 // newBackend prepares the named backend.
 func newBackend(name string) (*backend, error) {
@@ -49,11 +46,17 @@ func newBackend(name string) (*backend, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &backend{name: name, resolver: r}, nil
+			return &backend{name: name, opts: []cage.Option{cage.WithBackend(cage.BackendMacOS)}, resolver: r}, nil
 		}
 		return simulatedMac()
 	case "linux":
-		return nil, &inputError{where: "--backend linux", err: errNoLinuxPlan}
+		// The Linux plan resolves against the host's file system; off
+		// Linux that is a preview with this host's paths.
+		r, err := pathresolve.NewHost()
+		if err != nil {
+			return nil, err
+		}
+		return &backend{name: name, opts: []cage.Option{cage.WithBackend(cage.BackendLinux)}, resolver: r}, nil
 	}
 	return nil, badValuef("--backend %q: want macos or linux", name)
 }
@@ -72,7 +75,7 @@ func simulatedMac() (*backend, error) {
 	return &backend{
 		name:      "macos",
 		simulated: true,
-		opts:      []cage.Option{cage.WithFS(fsys, fl), cage.WithHome(home)},
+		opts:      []cage.Option{cage.WithBackend(cage.BackendMacOS), cage.WithFS(fsys, fl), cage.WithHome(home)},
 		resolver:  pathresolve.New(fsys, pathresolve.WithFirmlinks(fl)),
 	}, nil
 }

@@ -26,7 +26,7 @@ func TestDescribe(t *testing.T) {
 		{&profile.Error{Field: "network.ports", Value: "[80]", Err: errors.New("ports apply to loopback mode only")}, `network.ports "[80]": ports apply to loopback mode only`, true},
 		{&profile.Error{Line: 1, Column: 1, Err: errors.New("want an object, not array")}, "want an object, not array", true},
 		{&cage.UnsupportedError{OSBuild: "linux", What: "spawning a caged process needs macOS Seatbelt"}, "unsupported on linux: spawning a caged process needs macOS Seatbelt", true},
-		{&inputError{where: "--backend linux", err: errNoLinuxPlan}, "--backend linux: the Linux plan is not in this build yet", true},
+		{&inputError{where: "--backend linux", err: fmt.Errorf("not here: %w", errors.ErrUnsupported)}, "--backend linux: not here", true},
 		{errors.New("cage: profile: something broke"), "something broke", false},
 	}
 	for _, tt := range tests {

@@ -116,14 +116,25 @@ func TestBackend(t *testing.T) {
 			t.Errorf("simulated firmlink: exit %d, %s %s", code, out, errs)
 		}
 	}
-	for _, tt := range []struct{ backend, want string }{
-		{"linux", "procage plan: --backend linux: the Linux plan is not in this build yet\n"},
-		{"bsd", "procage plan: --backend \"bsd\": want macos or linux\n"},
-	} {
-		code, out, errs := runCLI(t, "plan", "--backend", tt.backend)
-		if code != 2 || out != "" || errs != tt.want {
-			t.Errorf("--backend %s: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tt.backend, code, out, errs, tt.want)
+	code, out, errs = runCLI(t, "plan", "--backend", "bsd")
+	if want := "procage plan: --backend \"bsd\": want macos or linux\n"; code != 2 || out != "" || errs != want {
+		t.Errorf("--backend bsd: exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errs, want)
+	}
+	// The Linux plan (Landlock and seccomp) from any OS, and by default on
+	// Linux; explain models Seatbelt only.
+	args := [][]string{{"plan", "--backend", "linux", "--read", "/usr"}}
+	if runtime.GOOS == "linux" {
+		args = append(args, []string{"plan", "--read", "/usr"})
+	}
+	for _, a := range args {
+		code, out, errs := runCLI(t, a...)
+		if code != 0 || !strings.Contains(out, "Linux") || strings.Contains(out, "(version 1)") || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want the Linux plan", a, code, out, errs)
 		}
+	}
+	code, out, errs = runCLI(t, "explain", "--backend", "linux", "file-read-data", "/usr/x")
+	if want := "procage explain: --backend linux: explain models Seatbelt only; use --backend macos\n"; code != 2 || out != "" || errs != want {
+		t.Errorf("explain --backend linux: exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errs, want)
 	}
 }
 
