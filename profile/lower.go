@@ -362,7 +362,8 @@ func execOnlyRules(allowed []string) []sbpl.Rule {
 // markerRules mark every process of a run: the profile denies every Mach
 // name with the parent's random prefix and allows exactly the run's marker,
 // so a sandbox_check from outside can tell the run's processes apart
-// [inferred from the Rust procage 0.3.1's run marker, src/macos/lifetime.rs;
+// [inferred from the Rust procage 0.3.1's run marker,
+// https://docs.rs/crate/procage/0.3.1/source/src/macos/lifetime.rs;
 // docs/macos-backend.md describes the search].
 func markerRules() []sbpl.Rule {
 	return []sbpl.Rule{
