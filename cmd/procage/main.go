@@ -23,10 +23,11 @@ import (
 	"os"
 )
 
-const usage = `procage runs commands in a sandbox (a cage): macOS Seatbelt today.
+const usage = `procage runs commands in a sandbox (a cage): macOS Seatbelt; Linux
+Landlock and seccomp as that backend lands.
 
 Usage:
-  procage plan    [policy flags] [--backend OS] [--json]         print the path rewrites and the Seatbelt profile
+  procage plan    [policy flags] [--backend OS] [--json]         print the path rewrites and the plan (macos: the Seatbelt profile)
   procage explain [policy flags] [--backend OS] [--json] OP ARG  say whether the profile allows an access, and which rule decides
   procage run     [policy flags] -- COMMAND [ARG...]             run COMMAND in the cage (macOS only)
   procage probe   [--json]                                       check that this host can cage
