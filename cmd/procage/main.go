@@ -2,8 +2,8 @@
 //
 //	procage plan --backend macos --read /usr/share --network loopback --port 8080   # print the path rewrites and the Seatbelt profile
 //	procage explain --read /usr/share file-read-data /usr/share/dict/words
-//	procage run --read /usr/share -- /bin/cat /usr/share/dict/words   # macOS only
-//	procage probe                                          # macOS only
+//	procage run --read /usr/share -- /bin/ls /usr/share   # macOS and Linux
+//	procage probe                                         # can this host cage?
 //	procage --version
 //
 // Help goes to standard output with exit status 0. Bad input is one line
@@ -23,13 +23,13 @@ import (
 	"os"
 )
 
-const usage = `procage runs commands in a sandbox (a cage): macOS Seatbelt; Linux
-Landlock and seccomp as that backend lands.
+const usage = `procage runs commands in a sandbox (a cage): Seatbelt on macOS,
+Landlock and seccomp on Linux.
 
 Usage:
   procage plan    [policy flags] [--backend OS] [--json]         print the path rewrites and the plan (macos: the Seatbelt profile)
   procage explain [policy flags] [--backend OS] [--json] OP ARG  say whether the profile allows an access, and which rule decides
-  procage run     [policy flags] -- COMMAND [ARG...]             run COMMAND in the cage (macOS only)
+  procage run     [policy flags] -- COMMAND [ARG...]             run COMMAND in the cage (macOS and Linux)
   procage probe   [--json]                                       check that this host can cage
   procage --version                                              print procage's version
 
