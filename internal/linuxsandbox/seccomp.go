@@ -150,6 +150,10 @@ var (
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
 		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
 		"clone3": 435, "mount_setattr": 442,
+		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
+		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
+		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
+		"fchmodat": 268, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 	}}
 	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, syscalls: map[string]uint32{
 		"lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
@@ -162,6 +166,9 @@ var (
 		"userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
 		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
+		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 	}}
 )
 
@@ -354,8 +361,31 @@ var alwaysDenied = []struct{ names, why string }{
 	{"fanotify_init", "watching files outside the cage"},
 }
 
-// seccompRules returns the rules for a policy's shape.
-func seccompRules(forking bool, net netShape) []SeccompRule {
+// Set-ID mode bits (include/uapi/linux/stat.h). The argument holding a
+// mode, per call that takes one (the mode of open and openat matters with
+// O_CREAT or O_TMPFILE only, and libc passes 0 otherwise).
+const (
+	sISUID = 0o4000
+	sISGID = 0o2000
+)
+
+var modeArg = []struct {
+	name string
+	arg  int
+}{
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2},
+	{"open", 2}, {"openat", 3}, {"creat", 1}, {"mknod", 1}, {"mknodat", 2},
+}
+
+// rootMetadata are the calls that change a file's mode, owner, ACL or
+// extended attributes: Landlock does not restrict them, and root in a cage
+// owns the host's system files.
+const rootMetadata = "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat " +
+	"setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat"
+
+// seccompRules returns the rules for a policy's shape. root is a caller
+// with uid 0, whose cage keeps uid 0.
+func seccompRules(forking bool, net netShape, root bool) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
 		for _, n := range strings.Fields(d.names) {
@@ -372,6 +402,21 @@ func seccompRules(forking bool, net netShape) []SeccompRule {
 		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tioclinux}}}, Errno: EPERM,
 			Why: "no typing into the terminal (TIOCSTI) or console (TIOCLINUX)"},
 	)
+	// Landlock has no right for a file's mode (landlock.h), so a set-ID bit
+	// is refused wherever a mode is given. no_new_privs makes the bits inert
+	// in the cage; outside it, after the run, they would be a backdoor.
+	for _, m := range modeArg {
+		rules = append(rules, SeccompRule{Syscall: m.name, Conds: []Cond{{Arg: m.arg, Op: OpMaskAny, Mask: sISUID | sISGID}}, Errno: EPERM,
+			Why: "no set-user-ID or set-group-ID file: inert in the cage, a backdoor outside it"})
+	}
+	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
+		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
+	if root {
+		for _, n := range strings.Fields(rootMetadata) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+				Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
+		}
+	}
 	if forking {
 		rules = append(rules,
 			SeccompRule{Syscall: "setsid", Errno: EPERM, Why: "a forking run's processes stay in its process group, so all end with it"},
