@@ -149,7 +149,7 @@ var (
 		"finit_module": 313, "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
 		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-		"clone3": 435, "mount_setattr": 442,
+		"clone3": 435, "mount_setattr": 442, "socketpair": 53,
 		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
 		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
 		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
@@ -166,7 +166,7 @@ var (
 		"userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
 		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
-		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+		"socketpair": 199, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
 		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 	}}
@@ -333,8 +333,9 @@ const (
 	afInet6   = 10
 	afNetlink = 16
 
-	sockStream   = 1
-	sockTypeMask = 0xf
+	sockStream    = 1
+	sockSeqpacket = 5
+	sockTypeMask  = 0xf
 )
 
 // Terminal ioctls that inject input or act on the console
@@ -434,6 +435,16 @@ func seccompRules(forking bool, net netShape, root bool) []SeccompRule {
 	slices.Sort(fams)
 	rules = append(rules, SeccompRule{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: fams}}, Errno: EPERM,
 		Why: net.why})
+	rules = append(rules, SeccompRule{Syscall: "socketpair", Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: []uint32{afUnix}}}, Errno: EPERM,
+		Why: "socketpair of Unix sockets only (AF_TIPC has pairs too)"})
+	if !slices.Contains(net.families, afUnix) {
+		// A datagram socket from socketpair can still sendto (or connect to)
+		// a path-named socket, which Landlock does not restrict before ABI 9;
+		// stream and seqpacket pairs stay connected to each other for good.
+		rules = append(rules, SeccompRule{Syscall: "socketpair",
+			Conds: []Cond{{Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockSeqpacket}}},
+			Errno: EPERM, Why: "no Unix socket allowed: socketpair only of stream and seqpacket sockets, which cannot reach a path"})
+	}
 	if net.streamOnlyInet {
 		rules = append(rules, SeccompRule{Syscall: "socket",
 			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}},

@@ -1,6 +1,7 @@
 package tests
 
-// Canaries for the metadata calls Landlock does not restrict (chmod,
+// Escape canaries from red-teaming the Linux backend. The first ones are
+// for the metadata calls Landlock does not restrict (chmod,
 // chown, setxattr: include/uapi/linux/landlock.h lists only the rights it
 // handles). File permissions are the only check left on them, and a file's
 // owner passes it: root in a cage owns the host's system files.
@@ -8,6 +9,7 @@ package tests
 import (
 	"bufio"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,5 +234,48 @@ func TestLinuxGapParentDeath(t *testing.T) {
 	}
 	if st := procStatus(t, pid); st["Seccomp"] != "2" || st["NoNewPrivs"] != "1" {
 		t.Errorf("the orphan is not caged: %v", st)
+	}
+}
+
+// TestLinuxEscapeUnixDatagram: with no Unix socket allowed, a
+// datagram socket from socketpair cannot send to a path-named socket
+// outside the cage (sendto with an address, or connect; Landlock does not
+// restrict either before ABI 9). seccomp refuses socketpair of any type but
+// stream and seqpacket, whose sockets are connected for good (connect is
+// EISCONN; seqpacket ignores sendto's address: net/unix/af_unix.c).
+func TestLinuxEscapeUnixDatagram(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	sock := filepath.Join(t.TempDir(), "dgram")
+	l, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sock, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Chmod(sock, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(sock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	for code, want := range map[string]string{
+		"r(libc.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM, 0, ctypes.create_string_buffer(8)))":                          "EPERM",
+		"r(libc.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM|socket.SOCK_CLOEXEC, 0, ctypes.create_string_buffer(8)))":      "EPERM",
+		"r(libc.socketpair(socket.AF_UNIX, socket.SOCK_STREAM, 0, ctypes.create_string_buffer(8)))":                         "ok",
+		"r(libc.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET|socket.SOCK_NONBLOCK, 0, ctypes.create_string_buffer(8)))": "ok",
+	} {
+		if got := pyErrno(t, c, code); got != want {
+			t.Errorf("%s: %s, want %s", code, got, want)
+		}
+	}
+	code := "try:\n    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n    a.sendto(b'out', '" + sock + "')\n    print('sent')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"
+	if got := pyErrno(t, c, code); got != "EPERM" {
+		t.Errorf("sendto a path-named datagram socket: %s, want EPERM", got)
+	}
+	l.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	b := make([]byte, 16)
+	if n, _, err := l.ReadFrom(b); err == nil {
+		t.Errorf("the listener outside received %q", b[:n])
 	}
 }
