@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -277,5 +278,57 @@ func TestLinuxEscapeUnixDatagram(t *testing.T) {
 	b := make([]byte, 16)
 	if n, _, err := l.ReadFrom(b); err == nil {
 		t.Errorf("the listener outside received %q", b[:n])
+	}
+}
+
+// TestLinuxEscapeOtherProcessControl: the cage cannot change the
+// resource limits, priority, CPU affinity, scheduling or I/O priority of a
+// process outside it. The kernel lets any process of the same user do so
+// (prlimit(2), setpriority(2), sched_setaffinity(2), ioprio_set(2)), and
+// Landlock scopes signals, not these. seccomp refuses them unless they
+// name the caller (pid 0); setpriority and ioprio_set also for every
+// process of the user.
+func TestLinuxEscapeOtherProcessControl(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	victim := exec.Command("/bin/sleep", "60")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+	v := strconv.Itoa(victim.Process.Pid)
+	before := procStatus(t, victim.Process.Pid)
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	for code, want := range map[string]string{
+		"r(libc.prlimit(" + v + ", 4, (ctypes.c_ulong*2)(0, 0), None))":            "EPERM", // RLIMIT_CORE
+		"r(libc.setpriority(0, " + v + ", 7))":                                     "EPERM", // PRIO_PROCESS
+		"r(libc.setpriority(2, 0, 7))":                                             "EPERM", // PRIO_USER: every process of the user
+		"r(libc.sched_setaffinity(" + v + ", 8, ctypes.byref(ctypes.c_ulong(1))))": "EPERM",
+		"r(libc.sched_setscheduler(" + v + ", 5, ctypes.byref(ctypes.c_int(0))))":  "EPERM", // SCHED_IDLE
+		"r(libc.syscall(142, " + v + ", ctypes.byref(ctypes.c_int(0))))":           "EPERM", // sched_setparam
+		"r(libc.syscall(314, " + v + ", ctypes.create_string_buffer(56), 0))":      "EPERM", // sched_setattr
+		"r(libc.syscall(251, 1, " + v + ", 3 << 13))":                              "EPERM", // ioprio_set IDLE
+		"r(libc.syscall(251, 3, 0, 3 << 13))":                                      "EPERM", // IOPRIO_WHO_USER
+		"r(libc.prlimit(0, 4, (ctypes.c_ulong*2)(0, 0), None))":                    "ok",    // its own
+		"r(libc.setpriority(0, 0, 7))":                                             "ok",
+		"r(libc.sched_setaffinity(0, 8, ctypes.byref(ctypes.c_ulong(1))))":         "ok",
+	} {
+		if runtime.GOARCH != "amd64" && strings.Contains(code, "syscall(") {
+			continue // amd64 system call numbers
+		}
+		if got := pyErrno(t, c, code); got != want {
+			t.Errorf("%s: %s, want %s", code, got, want)
+		}
+	}
+	after := procStatus(t, victim.Process.Pid)
+	if before["Cpus_allowed_list"] != after["Cpus_allowed_list"] {
+		t.Errorf("the victim's CPUs changed: %s -> %s", before["Cpus_allowed_list"], after["Cpus_allowed_list"])
+	}
+	b, err := os.ReadFile("/proc/" + v + "/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "Max core file size        0                    0 ") {
+		t.Errorf("the victim's core limit was set to 0:\n%s", b)
 	}
 }

@@ -150,6 +150,8 @@ var (
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
 		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
 		"clone3": 435, "mount_setattr": 442, "socketpair": 53,
+		"sched_setparam": 142, "sched_setscheduler": 144, "setpriority": 141, "sched_setaffinity": 203,
+		"ioprio_set": 251, "prlimit64": 302, "sched_setattr": 314,
 		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
 		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
 		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
@@ -166,7 +168,9 @@ var (
 		"userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
 		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
-		"socketpair": 199, "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+		"socketpair": 199, "ioprio_set": 30, "sched_setparam": 118, "sched_setscheduler": 119,
+		"sched_setaffinity": 122, "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
 		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 	}}
@@ -362,6 +366,10 @@ var alwaysDenied = []struct{ names, why string }{
 	{"fanotify_init", "watching files outside the cage"},
 }
 
+// The "which" value naming every process of a user: PRIO_USER
+// (include/uapi/linux/resource.h), IOPRIO_WHO_USER (uapi/linux/ioprio.h).
+var prioUser = map[string]uint32{"setpriority": 2, "ioprio_set": 3}
+
 // Set-ID mode bits (include/uapi/linux/stat.h). The argument holding a
 // mode, per call that takes one (the mode of open and openat matters with
 // O_CREAT or O_TMPFILE only, and libc passes 0 otherwise).
@@ -417,6 +425,21 @@ func seccompRules(forking bool, net netShape, root bool) []SeccompRule {
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
 				Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
 		}
+	}
+	// The kernel lets a process change these for any process of the same
+	// user (prlimit(2), setpriority(2), sched_setaffinity(2),
+	// ioprio_set(2)); Landlock scopes signals, not these. Only the caller
+	// itself (pid 0) may be named.
+	for _, n := range []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+		rules = append(rules, SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
+			Why: "limits and scheduling of the caller only (pid 0), not of other processes of the user"})
+	}
+	for _, n := range []string{"setpriority", "ioprio_set"} {
+		rules = append(rules,
+			SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{prioUser[n]}}}, Errno: EPERM,
+				Why: "not every process of the user"},
+			SeccompRule{Syscall: n, Conds: []Cond{{Arg: 1, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
+				Why: "priority of the caller (or its own group) only, not of other processes of the user"})
 	}
 	if forking {
 		rules = append(rules,
