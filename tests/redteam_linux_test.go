@@ -348,3 +348,27 @@ func TestLinuxGapInotifyOutside(t *testing.T) {
 	o, e, err := run(t, c, "/bin/ls", outside)
 	mustRefuse(t, "listing it", o, e, err)
 }
+
+// TestLinuxEscapeCloneParent: a caged process cannot make a child of the
+// caller with clone(CLONE_PARENT). Such a child is in the run's process
+// group and dies with the run, but its zombie is the caller's, which never
+// reaps it: a run could leave thousands in a long-lived service. seccomp
+// refuses CLONE_PARENT (clone3 is ENOSYS).
+func TestLinuxEscapeCloneParent(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("amd64 system call number and clone argument order")
+	}
+	c := newCage(t, policy(t, profile.Fork()), cage.WithHome(tempHome(t)))
+	// clone(CLONE_PARENT|SIGCHLD, 0, ...) behaves like fork.
+	code := "v = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)\nif v == 0:\n    os._exit(0)\nprint(v if v > 0 else errno.errorcode[ctypes.get_errno()])"
+	got := pyErrno(t, c, code)
+	if pid, err := strconv.Atoi(got); err == nil {
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, 0, nil) // it is this process's child: reap it
+		t.Errorf("clone(CLONE_PARENT) made %d, a child of the caller", pid)
+	} else if got != "EPERM" {
+		t.Errorf("clone(CLONE_PARENT): %s, want EPERM", got)
+	}
+}

@@ -318,6 +318,7 @@ func ruleBlock(r SeccompRule) ([]bpf.Instruction, error) {
 
 // Clone flags (include/uapi/linux/sched.h).
 const (
+	cloneParent   = 0x00008000
 	cloneThread   = 0x00010000
 	cloneNewNS    = 0x00020000
 	cloneNewCgrp  = 0x02000000
@@ -406,6 +407,8 @@ func seccompRules(forking bool, net netShape, root bool) []SeccompRule {
 			Why: "BPF cannot read clone3's flags struct; ENOSYS makes libc fall back to clone (multikernel/sandlock#240)"},
 		SeccompRule{Syscall: "clone", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneNewFlags}}, Errno: EPERM,
 			Why: "no new namespaces"},
+		SeccompRule{Syscall: "clone", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneParent}}, Errno: EPERM,
+			Why: "no CLONE_PARENT: its child's zombie would be the caller's, never reaped"},
 		SeccompRule{Syscall: "unshare", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneNewFlags | cloneNewTime}}, Errno: EPERM,
 			Why: "no new namespaces"},
 		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tioclinux}}}, Errno: EPERM,
