@@ -372,3 +372,45 @@ func TestLinuxEscapeCloneParent(t *testing.T) {
 		t.Errorf("clone(CLONE_PARENT): %s, want EPERM", got)
 	}
 }
+
+// TestLinuxEscapeSysVIPC: System V shared memory, semaphores and
+// message queues are host-wide objects checked by owner and mode only
+// (svipc(7)); Landlock does not see them. A segment another process of the
+// user made is not reachable from the cage: seccomp refuses the System V
+// IPC calls (shmdt aside) unless the process-access class is waived.
+func TestLinuxEscapeSysVIPC(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Skipf("shmget: %v", err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	mem, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SysvShmDetach(mem)
+	copy(mem, "host secret")
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	sid := strconv.Itoa(id)
+	for code, want := range map[string]string{
+		"libc.shmat.restype = ctypes.c_void_p\np = libc.shmat(" + sid + ", None, 0)\nr(-1 if p in (None, 2**64-1) else 0)": "EPERM",
+		"r(libc.shmctl(" + sid + ", 2, ctypes.create_string_buffer(128)))":                                                 "EPERM", // IPC_STAT
+		"r(libc.shmget(0, 4096, 0o1600))": "EPERM",
+		"r(libc.semget(0, 1, 0o1600))":    "EPERM",
+		"r(libc.msgget(0, 0o1600))":       "EPERM",
+	} {
+		if got := pyErrno(t, c, code); got != want {
+			t.Errorf("%s: %s, want %s", code, got, want)
+		}
+	}
+	if s := string(mem[:11]); s != "host secret" {
+		t.Errorf("the segment now holds %q", s)
+	}
+	// Waiving the class lifts it.
+	w := newCage(t, policy(t, profile.Waive(profile.ProcessAccess)), cage.WithHome(tempHome(t)))
+	if got := pyErrno(t, w, "r(libc.shmctl("+sid+", 2, ctypes.create_string_buffer(128)))"); got != "ok" {
+		t.Errorf("IPC_STAT with process-access waived: %s, want ok", got)
+	}
+}

@@ -294,7 +294,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
 		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
 	}
-	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root)
+	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess))
 
 	pl.MinABI = 1
 	for _, n := range needs {

@@ -150,6 +150,8 @@ var (
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
 		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
 		"clone3": 435, "mount_setattr": 442, "socketpair": 53,
+		"shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "msgget": 68,
+		"msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
 		"sched_setparam": 142, "sched_setscheduler": 144, "setpriority": 141, "sched_setaffinity": 203,
 		"ioprio_set": 251, "prlimit64": 302, "sched_setattr": 314,
 		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
@@ -168,7 +170,9 @@ var (
 		"userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
 		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
-		"socketpair": 199, "ioprio_set": 30, "sched_setparam": 118, "sched_setscheduler": 119,
+		"socketpair": 199, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
+		"semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
+		"ioprio_set": 30, "sched_setparam": 118, "sched_setscheduler": 119,
 		"sched_setaffinity": 122, "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
@@ -371,6 +375,9 @@ var alwaysDenied = []struct{ names, why string }{
 // (include/uapi/linux/resource.h), IOPRIO_WHO_USER (uapi/linux/ioprio.h).
 var prioUser = map[string]uint32{"setpriority": 2, "ioprio_set": 3}
 
+// sysvIPC are the System V IPC calls but shmdt (which only unmaps).
+const sysvIPC = "shmget shmat shmctl semget semop semtimedop semctl msgget msgsnd msgrcv msgctl"
+
 // Set-ID mode bits (include/uapi/linux/stat.h). The argument holding a
 // mode, per call that takes one (the mode of open and openat matters with
 // O_CREAT or O_TMPFILE only, and libc passes 0 otherwise).
@@ -395,7 +402,10 @@ const rootMetadata = "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchown
 
 // seccompRules returns the rules for a policy's shape. root is a caller
 // with uid 0, whose cage keeps uid 0.
-func seccompRules(forking bool, net netShape, root bool) []SeccompRule {
+//
+// procAccess is the process-access class in force: no reach into other
+// processes of the user beyond what Landlock scopes.
+func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
 		for _, n := range strings.Fields(d.names) {
@@ -429,20 +439,28 @@ func seccompRules(forking bool, net netShape, root bool) []SeccompRule {
 				Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
 		}
 	}
-	// The kernel lets a process change these for any process of the same
-	// user (prlimit(2), setpriority(2), sched_setaffinity(2),
-	// ioprio_set(2)); Landlock scopes signals, not these. Only the caller
-	// itself (pid 0) may be named.
-	for _, n := range []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
-		rules = append(rules, SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
-			Why: "limits and scheduling of the caller only (pid 0), not of other processes of the user"})
-	}
-	for _, n := range []string{"setpriority", "ioprio_set"} {
-		rules = append(rules,
-			SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{prioUser[n]}}}, Errno: EPERM,
-				Why: "not every process of the user"},
-			SeccompRule{Syscall: n, Conds: []Cond{{Arg: 1, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
-				Why: "priority of the caller (or its own group) only, not of other processes of the user"})
+	if procAccess {
+		// The kernel lets a process change these for any process of the same
+		// user (prlimit(2), setpriority(2), sched_setaffinity(2),
+		// ioprio_set(2)); Landlock scopes signals, not these. Only the caller
+		// itself (pid 0) may be named.
+		for _, n := range []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+			rules = append(rules, SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
+				Why: "limits and scheduling of the caller only (pid 0), not of other processes of the user"})
+		}
+		for _, n := range []string{"setpriority", "ioprio_set"} {
+			rules = append(rules,
+				SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{prioUser[n]}}}, Errno: EPERM,
+					Why: "not every process of the user"},
+				SeccompRule{Syscall: n, Conds: []Cond{{Arg: 1, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
+					Why: "priority of the caller (or its own group) only, not of other processes of the user"})
+		}
+		// System V IPC objects are host-wide, checked by owner and mode only
+		// (svipc(7)), and outlive the run.
+		for _, n := range strings.Fields(sysvIPC) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+				Why: "System V IPC reaches other processes' shared memory and queues, and outlives the run"})
+		}
 	}
 	if forking {
 		rules = append(rules,
