@@ -9,6 +9,7 @@ package tests
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -412,5 +413,32 @@ func TestLinuxEscapeSysVIPC(t *testing.T) {
 	w := newCage(t, policy(t, profile.Waive(profile.ProcessAccess)), cage.WithHome(tempHome(t)))
 	if got := pyErrno(t, w, "r(libc.shmctl("+sid+", 2, ctypes.create_string_buffer(128)))"); got != "ok" {
 		t.Errorf("IPC_STAT with process-access waived: %s, want ok", got)
+	}
+}
+
+// TestLinuxEscapeLoopbackOtherProtocols: with loopback and one TCP
+// port allowed, a stream socket of another protocol (MPTCP, SCTP) does not
+// reach a port the policy never named: Landlock's TCP rules cover MPTCP
+// (landlock.rst, "Network flags"), and seccomp allows only stream sockets.
+func TestLinuxEscapeLoopbackOtherProtocols(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	other := ln.Addr().(*net.TCPAddr).Port
+	allowed := other + 1
+	if allowed > 65535 {
+		allowed = other - 1
+	}
+	c := newCage(t, policy(t, profile.Network(profile.NetworkLoopback, allowed)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLoopback))
+	// TCP: Landlock (EACCES); MPTCP, SCTP: seccomp (EPERM).
+	for proto, want := range map[string]string{"0": "EACCES", "262": "EPERM", "132": "EPERM"} {
+		code := fmt.Sprintf("try:\n    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, %s)\n    s.settimeout(5)\n    s.connect(('127.0.0.1', %d))\n    print('connected')\nexcept OSError as e:\n    print(errno.errorcode.get(e.errno, e))", proto, other)
+		if got := pyErrno(t, c, code); got != want {
+			t.Errorf("protocol %s to port %d, not allowed: %s, want %s", proto, other, got, want)
+		}
 	}
 }

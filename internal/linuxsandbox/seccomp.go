@@ -342,6 +342,8 @@ const (
 	afInet6   = 10
 	afNetlink = 16
 
+	ipprotoTCP = 6
+
 	sockStream    = 1
 	sockSeqpacket = 5
 	sockTypeMask  = 0xf
@@ -493,6 +495,9 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 		rules = append(rules, SeccompRule{Syscall: "socket",
 			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}},
 			Errno: EPERM, Why: "loopback: Landlock controls TCP ports only (UDP from ABI 10), so only stream sockets"})
+		rules = append(rules, SeccompRule{Syscall: "socket",
+			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 2, Op: OpNotIn, Vals: []uint32{0, ipprotoTCP}}},
+			Errno: EPERM, Why: "loopback: plain TCP only; Landlock's port rules do not see MPTCP (IPPROTO_MPTCP) or SCTP stream sockets"})
 	}
 	return rules
 }
