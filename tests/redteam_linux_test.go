@@ -442,3 +442,34 @@ func TestLinuxEscapeLoopbackOtherProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestLinuxExtraFilesKeepRuleset: the child's descriptor shuffle (dup2
+// onto 0..n-1, and above every caller's fd) must not land on the Landlock
+// ruleset's descriptor, which the child passes to landlock_restrict_self
+// after the shuffle. With 40 extra files it did: every run failed with
+// EBADFD (closed, but no cage could pass many files).
+func TestLinuxExtraFilesKeepRuleset(t *testing.T) {
+	requireCage(t)
+	// The cage first, so its ruleset has a low number.
+	c := newCage(t, policy(t, profile.Fork()), cage.WithHome(tempHome(t)))
+	var files []*os.File
+	for range 40 {
+		f, err := os.Open("/dev/null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files = append(files, f)
+	}
+	grant := t.TempDir()
+	for _, grants := range [][]cage.Grant{nil, {{Path: grant}}} {
+		cmd := c.Command(t.Context(), "/bin/sh", "-c", "ls /etc/ssl/certs >/dev/null && ! cat /etc/shadow 2>/dev/null && ! ls /root 2>/dev/null")
+		cmd.ExtraFiles = files
+		cmd.Grants = grants
+		// stdout and stderr share one file: the shuffle's first pass dups.
+		cmd.Stdout, cmd.Stderr = files[0], files[0]
+		if err := cmd.Run(); err != nil {
+			t.Errorf("grants %v, 40 extra files: %v", grants, err)
+		}
+	}
+}
