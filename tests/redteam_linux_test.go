@@ -473,3 +473,27 @@ func TestLinuxExtraFilesKeepRuleset(t *testing.T) {
 		}
 	}
 }
+
+// TestLinuxEscapeRootFileFlags (R-2, metadata): root in a cage cannot set
+// inode flags (chattr: FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR) on a file it
+// may only read; the ioctl needs only an open fd and ownership, and
+// Landlock's ioctl right covers devices only (landlock.rst, ABI 5).
+func TestLinuxEscapeRootFileFlags(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the files at stake are root's")
+	}
+	requireCage(t)
+	needPython(t)
+	dir := t.TempDir()
+	f := filepath.Join(dir, "conf")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCage(t, policy(t, profile.Read(dir)), cage.WithHome(tempHome(t)))
+	for name, req := range map[string]string{"FS_IOC_SETFLAGS": "0x40086602", "FS_IOC_FSSETXATTR": "0x401c5820"} {
+		code := "import fcntl\nfd = os.open('" + f + "', os.O_RDONLY)\ntry:\n    fcntl.ioctl(fd, " + req + ", bytes(28))\n    print('ok')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])"
+		if got := pyErrno(t, c, code); got != "EPERM" {
+			t.Errorf("%s on a read-only file: %s, want EPERM", name, got)
+		}
+	}
+}

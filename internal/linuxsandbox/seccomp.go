@@ -377,6 +377,11 @@ var alwaysDenied = []struct{ names, why string }{
 // (include/uapi/linux/resource.h), IOPRIO_WHO_USER (uapi/linux/ioprio.h).
 var prioUser = map[string]uint32{"setpriority": 2, "ioprio_set": 3}
 
+// inodeFlagIoctls set inode flags, project ids and generation numbers:
+// FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR,
+// FS_IOC_SETVERSION, FS_IOC32_SETVERSION (include/uapi/linux/fs.h).
+var inodeFlagIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602}
+
 // sysvIPC are the System V IPC calls but shmdt (which only unmaps).
 const sysvIPC = "shmget shmat shmctl semget semop semtimedop semctl msgget msgsnd msgrcv msgctl"
 
@@ -440,6 +445,8 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
 				Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
 		}
+		rules = append(rules, SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: inodeFlagIoctls}}, Errno: EPERM,
+			Why: "root: inode flags (chattr) need only an open fd and ownership; Landlock's ioctl right covers devices only"})
 	}
 	if procAccess {
 		// The kernel lets a process change these for any process of the same
