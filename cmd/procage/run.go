@@ -122,7 +122,7 @@ func exitStatus(err error) (int, error) {
 			return 128 + int(st.Signal()), nil
 		}
 		return ee.ExitCode(), nil
-	case errors.As(err, &ae) && fmt.Sprint(ae.Step) == "exec": // a string or a named Step
+	case errors.As(err, &ae) && ae.Step == cage.StepExec:
 		if ae.Errno == syscall.ENOENT || ae.Errno == syscall.ENOTDIR {
 			return exitNotFound, err
 		}
