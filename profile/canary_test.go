@@ -40,17 +40,28 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 	return p
 }
 
+// decide decides a under every reading of Seatbelt (sim.Variants) and
+// fails unless all give the same verdict: a canary must hold whichever
+// one macOS follows. It returns the Default decision.
 func decide(t testing.TB, p profile.Policy, a sim.Access) sim.Decision {
 	t.Helper()
 	plan, err := profile.Lower(p, profile.Env{Home: home})
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
 	}
-	d, err := sim.Decide(plan.Profile, a)
-	if err != nil {
-		t.Fatalf("Decide(%s): %v", a, err)
+	var first sim.Decision
+	for i, v := range sim.Variants() {
+		d, err := v.Decide(plan.Profile, a)
+		if err != nil {
+			t.Fatalf("variant %v: Decide(%s): %v", v, a, err)
+		}
+		if i == 0 {
+			first = d
+		} else if d.Allowed != first.Allowed {
+			t.Errorf("%s: %s under variant %v but %s under the default reading", a, d, v, first)
+		}
 	}
-	return d
+	return first
 }
 
 type canary struct {

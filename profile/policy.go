@@ -284,6 +284,13 @@ func Waive(classes ...Class) Option {
 // Seatbelt adds raw SBPL allow and deny rules, lowered after the policy's
 // own rules and before the hard-deny classes. They are parsed and validated
 // now: unknown operations or filters and (with no-sandbox) are errors.
+//
+// A deny without filters is given one that matches every path (file and
+// exec operations) or address (network operations), so it overrides
+// filtered allows, the caller's own included, whatever Seatbelt's
+// precedence between filtered and unfiltered rules; [Lower] refuses
+// ([ErrUnfilteredDeny]) an unfiltered deny of another operation that a
+// filtered allow of the layers before would have to yield to.
 func Seatbelt(rules string) Option {
 	return optionFunc(func(p *Policy) error {
 		parsed, err := sbpl.ParseRules(rules)
@@ -299,7 +306,7 @@ func Seatbelt(rules string) Option {
 			}
 			parsed[i].Comment, parsed[i].Layer = "", ""
 		}
-		p.seatbelt = append(p.seatbelt, parsed...)
+		p.seatbelt = append(p.seatbelt, filterDenies(parsed)...)
 		p.seatSrc = append(p.seatSrc, rules)
 		return nil
 	})

@@ -23,23 +23,34 @@ func (e *ParseError) Error() string {
 // Parse reads a whole profile: an optional (version N) form followed by
 // allow and deny rules. Comments before a rule become its Comment, and
 // ";;" lines set the Layer of the rules after them, so Parse reads back what
-// [Profile.Text] writes. Other top-level forms (define, import, if, debug)
-// are outside the model and are errors.
-func Parse(src string) (*Profile, error) { return parse(src, true) }
+// [Profile.Text] writes. (debug ...) forms are accepted and dropped: they
+// only turn on logging (Apple's SBPL prelude defines debug as a macro that
+// expands to nothing, 0xbf00/simbple src/scm/sbpl_v1.scm), and Homebrew's
+// and Bazel's profiles start with (debug deny). Other top-level forms
+// (define, import, if) are outside the model and are errors.
+func Parse(src string) (*Profile, error) {
+	prof, _, err := parse(src, true)
+	return prof, err
+}
 
-// ParseRules reads allow and deny rules only (no version form), as used for
-// Seatbelt-layer rules supplied by a caller.
+// ParseLines is [Parse], also returning the line each rule starts on
+// (1-based), so a rule can be named by its place in the source.
+func ParseLines(src string) (*Profile, []int, error) { return parse(src, true) }
+
+// ParseRules reads allow and deny rules only (no version or debug form),
+// as used for Seatbelt-layer rules supplied by a caller.
 func ParseRules(src string) ([]Rule, error) {
-	prof, err := parse(src, false)
+	prof, _, err := parse(src, false)
 	if err != nil {
 		return nil, err
 	}
 	return prof.Rules, nil
 }
 
-func parse(src string, versionOK bool) (*Profile, error) {
+func parse(src string, versionOK bool) (*Profile, []int, error) {
 	p := &parser{src: src, line: 1, col: 1}
 	prof := &Profile{Version: 1}
+	var lines []int
 	sawVersion := false
 	for {
 		p.skipSpace()
@@ -49,44 +60,49 @@ func parse(src string, versionOK bool) (*Profile, error) {
 		line, col := p.line, p.col
 		x, err := p.expr(0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		l, ok := x.(list)
 		if !ok || len(l.items) == 0 {
-			return nil, &ParseError{line, col, "expected an (allow ...) or (deny ...) form"}
+			return nil, nil, &ParseError{line, col, "expected an (allow ...) or (deny ...) form"}
 		}
 		head, _ := l.items[0].(Sym)
 		switch head {
 		case "version":
 			if !versionOK {
-				return nil, &ParseError{line, col, "a rule list cannot contain (version ...)"}
+				return nil, nil, &ParseError{line, col, "a rule list cannot contain (version ...)"}
 			}
 			if sawVersion || len(prof.Rules) > 0 {
-				return nil, &ParseError{line, col, "(version ...) must come first, once"}
+				return nil, nil, &ParseError{line, col, "(version ...) must come first, once"}
 			}
 			n, ok := Int(0), len(l.items) == 2
 			if ok {
 				n, ok = l.items[1].(Int)
 			}
 			if !ok {
-				return nil, &ParseError{line, col, "(version N) takes one integer"}
+				return nil, nil, &ParseError{line, col, "(version N) takes one integer"}
 			}
 			prof.Version = int(n)
 			sawVersion = true
+		case "debug":
+			if !versionOK {
+				return nil, nil, &ParseError{line, col, "a rule list cannot contain (debug ...)"}
+			}
 		case "allow", "deny":
 			r, err := toRule(l)
 			if err != nil {
-				return nil, &ParseError{line, col, err.Error()}
+				return nil, nil, &ParseError{line, col, err.Error()}
 			}
 			r.Comment = p.takeComment()
 			r.Layer = p.layer
 			prof.Rules = append(prof.Rules, r)
+			lines = append(lines, line)
 		default:
-			return nil, &ParseError{line, col, fmt.Sprintf("unsupported top-level form %q: only version, allow and deny are accepted", formName(l))}
+			return nil, nil, &ParseError{line, col, fmt.Sprintf("unsupported top-level form %q: only version, debug, allow and deny are accepted", formName(l))}
 		}
 		p.comment = nil
 	}
-	return prof, nil
+	return prof, lines, nil
 }
 
 func formName(l list) string {

@@ -104,6 +104,22 @@ func TestParseAcceptsOtherSpellings(t *testing.T) {
 	}
 }
 
+// TestParseLines: (debug ...) is dropped, and each rule keeps the line it
+// starts on.
+func TestParseLines(t *testing.T) {
+	src := "(version 1)\n(debug deny)\n; a comment\n(deny default)\n\n(allow file-read*\n  (subpath \"/x\"))\n(allow file-write* (subpath \"/y\"))\n"
+	prof, lines, err := ParseLines(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{4, 6, 8}, lines); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if len(prof.Rules) != 3 || prof.Rules[0].Ops[0] != "default" {
+		t.Errorf("rules = %v", prof.Rules)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"unclosed", `(allow file-read*`, "unclosed"},
@@ -132,6 +148,9 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := ParseRules(`(version 1)`); err == nil {
 		t.Error("ParseRules accepted a (version) form")
+	}
+	if _, err := ParseRules(`(debug deny)`); err == nil {
+		t.Error("ParseRules accepted a (debug) form")
 	}
 }
 

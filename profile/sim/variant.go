@@ -1,0 +1,131 @@
+package sim
+
+import "strings"
+
+// Variant selects a reading of the Seatbelt rules public evidence has not
+// settled. The zero value, [Default], is the reading the evidence favours;
+// each field names an alternative. A lowering procage relies on must be
+// right under every variant ([Variants]); the darwin test
+// TestVariantsOnSeatbelt (sim_darwin_test.go) records which one macOS
+// follows, case by case.
+type Variant struct {
+	// Unfiltered is how a rule without filters ranks against filtered
+	// rules.
+	Unfiltered Unfiltered
+	// OrderOnly: operation specificity does not matter, the last matching
+	// rule wins whether it names file-read-data or file-read* (only a
+	// default rule still ranks below every other). The default reading is
+	// that a concrete operation beats a wildcard whatever the order:
+	// agent-safehouse tests/policy/integrations/ssh.bats measures a
+	// file-read-metadata deny beating a later file-read* allow, and fence
+	// (internal/sandbox/macos.go) re-emits denies per concrete operation
+	// because a later file-read* deny does not override a file-read-data
+	// allow. Neither shows the order the other way round, nor nested
+	// wildcards (file-read* against file*). Decided by the
+	// TestVariantsOnSeatbelt cases "specificity: ...".
+	OrderOnly bool
+	// SameSandboxNotSelf: (target same-sandbox) does not match the process
+	// itself. Apple documents no meaning for the target values; Chromium
+	// writes (target self) and Codex (target same-sandbox) for the same
+	// need (signalling oneself), so either may be what it covers. Decided
+	// by the TestVariantsOnSeatbelt case "same-sandbox: signal self".
+	SameSandboxNotSelf bool
+	// Link is which path of file-link and file-clone the operation is
+	// checked on.
+	Link Link
+}
+
+// Default is the reading the evidence favours; [Decide] uses it.
+var Default Variant
+
+// Unfiltered ranks rules without filters.
+type Unfiltered int
+
+const (
+	// UnfilteredFallback (the default): per operation, filtered rules
+	// decide (last match wins among them); an unfiltered rule decides only
+	// when no filtered rule naming the same operation matches. Evidence:
+	// Homebrew's SEATBELT template (Library/Homebrew/extend/os/mac/sandbox.rb)
+	// puts filtered (allow file-write* (subpath ...)) rules before an
+	// unfiltered (deny file-write*), and its macOS tests
+	// (Library/Homebrew/test/sandbox_spec.rb: "#allow_write", "allows chmod
+	// on a path allowed to write") expect those writes to succeed;
+	// microsoft/mxc#754 quotes a measurement that an unfiltered allow does
+	// not override a path-filtered deny in either order. Operation
+	// specificity ranks first: an unfiltered rule naming file-write-setugid
+	// beats a filtered one naming file-write* [unmeasured]. Decided by the
+	// TestVariantsOnSeatbelt cases "unfiltered: ...".
+	UnfilteredFallback Unfiltered = iota
+	// UnfilteredLast: an unfiltered rule takes part in "last match wins"
+	// like any other (this simulator before the Homebrew evidence).
+	UnfilteredLast
+	// UnfilteredBelowAll: an unfiltered rule decides only when no filtered
+	// rule of any covering operation matches, so a filtered file-write*
+	// allow beats an unfiltered file-write-setugid deny (filters rank
+	// before operation specificity) [unmeasured]. Decided by the
+	// TestVariantsOnSeatbelt case "unfiltered: specific deny after filtered
+	// wildcard allow".
+	UnfilteredBelowAll
+)
+
+// Link says which path file-link and file-clone are checked on: the new
+// name ([Access.Path]) or the existing file ([Access.Source]). Whether a
+// process can hard-link a denied file into an allowed directory is open
+// (the Protonk VFS report notes that vnode-to-path reconstruction is not
+// unique with hard links; stacklok/mecatl lists hard links as an escape
+// class to test). Decided by the TestVariantsOnSeatbelt cases "link: ...".
+type Link int
+
+const (
+	// LinkBoth (the default): both paths are checked; either denial denies.
+	LinkBoth Link = iota
+	// LinkDestination: only the new name is checked.
+	LinkDestination
+	// LinkSource: only the existing file is checked.
+	LinkSource
+)
+
+// Variants returns every combination of the alternatives, [Default] first.
+func Variants() []Variant {
+	out := []Variant{Default}
+	for _, u := range []Unfiltered{UnfilteredFallback, UnfilteredLast, UnfilteredBelowAll} {
+		for _, order := range []bool{false, true} {
+			for _, self := range []bool{false, true} {
+				for _, l := range []Link{LinkBoth, LinkDestination, LinkSource} {
+					v := Variant{Unfiltered: u, OrderOnly: order, SameSandboxNotSelf: self, Link: l}
+					if v != Default {
+						out = append(out, v)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// String names the variant by its alternatives, "default" for none.
+func (v Variant) String() string {
+	var parts []string
+	switch v.Unfiltered {
+	case UnfilteredLast:
+		parts = append(parts, "unfiltered-last")
+	case UnfilteredBelowAll:
+		parts = append(parts, "unfiltered-below-all")
+	}
+	if v.OrderOnly {
+		parts = append(parts, "order-only")
+	}
+	if v.SameSandboxNotSelf {
+		parts = append(parts, "same-sandbox-not-self")
+	}
+	switch v.Link {
+	case LinkDestination:
+		parts = append(parts, "link-destination")
+	case LinkSource:
+		parts = append(parts, "link-source")
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, ",")
+}
