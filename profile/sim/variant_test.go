@@ -45,50 +45,64 @@ var variantCases = []variantCase{
 		name: "unfiltered: filtered allow then unfiltered deny", decide: "Unfiltered",
 		// Homebrew's shape: Library/Homebrew/extend/os/mac/sandbox.rb and
 		// sandbox_spec.rb "#allow_write".
-		rules:  rulesf(`(allow file-write* (subpath %[1]s))(deny file-write*)`),
-		access: func(dir string) Access { return Access{Op: "file-write-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   true,
+		rules: rulesf(`(allow file-write* (subpath %[1]s))(deny file-write*)`),
+		access: func(dir string) Access {
+			return Access{Op: "file-write-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: true,
 	},
 	{
 		name: "unfiltered: filtered deny then unfiltered allow", decide: "Unfiltered",
 		// microsoft/mxc#754: an unfiltered allow does not override a
 		// path-filtered deny.
-		rules:  rulesf(`(deny file-write* (subpath %[1]s))(allow file-write*)`),
-		access: func(dir string) Access { return Access{Op: "file-write-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   false,
+		rules: rulesf(`(deny file-write* (subpath %[1]s))(allow file-write*)`),
+		access: func(dir string) Access {
+			return Access{Op: "file-write-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: false,
 	},
 	{
 		name: "unfiltered: specific deny after filtered wildcard allow", decide: "Unfiltered",
 		// The shape of a hard deny such as (deny file-write-setugid) after
 		// (allow file-write* (subpath P)).
-		rules:  rulesf(`(deny file-write*)(allow file-write* (subpath %[1]s))(deny file-write-data)`),
-		access: func(dir string) Access { return Access{Op: "file-write-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   false,
+		rules: rulesf(`(deny file-write*)(allow file-write* (subpath %[1]s))(deny file-write-data)`),
+		access: func(dir string) Access {
+			return Access{Op: "file-write-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: false,
 	},
 	// Operation specificity (Variant.OrderOnly).
 	{
 		name: "specificity: specific allow then wildcard deny", decide: "OrderOnly",
-		rules:  rulesf(`(allow file-read-data (literal %[2]s))(deny file-read* (subpath %[1]s))`),
-		access: func(dir string) Access { return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   true,
+		rules: rulesf(`(allow file-read-data (literal %[2]s))(deny file-read* (subpath %[1]s))`),
+		access: func(dir string) Access {
+			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: true,
 	},
 	{
 		name: "specificity: specific deny then wildcard allow", decide: "OrderOnly",
-		rules:  rulesf(`(deny file-read-data (literal %[2]s))(allow file-read* (subpath %[1]s))`),
-		access: func(dir string) Access { return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   false,
+		rules: rulesf(`(deny file-read-data (literal %[2]s))(allow file-read* (subpath %[1]s))`),
+		access: func(dir string) Access {
+			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: false,
 	},
 	{
 		name: "specificity: narrower wildcard deny then wider allow", decide: "OrderOnly",
-		rules:  rulesf(`(deny file-read* (subpath %[1]s))(allow file* (subpath %[1]s))`),
-		access: func(dir string) Access { return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   false,
+		rules: rulesf(`(deny file-read* (subpath %[1]s))(allow file* (subpath %[1]s))`),
+		access: func(dir string) Access {
+			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: false,
 	},
 	{
 		name: "specificity: narrower wildcard allow then wider deny", decide: "OrderOnly",
-		rules:  rulesf(`(allow file-read* (subpath %[1]s))(deny file* (subpath %[1]s))`),
-		access: func(dir string) Access { return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"} },
-		want:   true,
+		rules: rulesf(`(allow file-read* (subpath %[1]s))(deny file* (subpath %[1]s))`),
+		access: func(dir string) Access {
+			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
+		},
+		want: true,
 	},
 	// same-sandbox and the process itself (Variant.SameSandboxNotSelf).
 	{
