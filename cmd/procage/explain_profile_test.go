@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeProfile writes an SBPL profile to a file and returns its path.
+func writeProfile(t *testing.T, src string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "p.sb")
+	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// homebrewShape has the shape of Homebrew's SEATBELT template
+// (Library/Homebrew/extend/os/mac/sandbox.rb): (debug deny), (allow
+// default), filtered write allows, then an unfiltered (deny file-write*).
+// Homebrew's macOS tests (Library/Homebrew/test/sandbox_spec.rb,
+// "#allow_write") expect writes under the allowed paths to succeed.
+const homebrewShape = `(version 1)
+(debug deny)
+(allow default)
+(allow file-write* (subpath "/private/tmp/build"))
+(allow file-write* (literal "/dev/null"))
+(deny file-write*)
+`
+
+func TestExplainProfile(t *testing.T) {
+	brew := writeProfile(t, homebrewShape)
+	alias := writeProfile(t, `(version 1)
+(deny default)
+(allow iokit-open (iokit-frobnicator-class "RootDomainUserClient"))
+(allow ipc-posix-shm-frobnicate)
+(allow file-read* (subpath "/usr/lib"))
+(allow file-read* (subpath (param "ROOT")))
+`)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string // a substring of stdout (or of stderr for code 2)
+	}{
+		{"homebrew: allowed write", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":4: (allow file-write* (subpath \"/private/tmp/build\"))"},
+		{"homebrew: chmod on an allowed path", []string{"--profile", brew, "file-write-mode", "/private/tmp/build/x"}, 0, brew + ":4"},
+		{"homebrew: denied write elsewhere", []string{"--profile", brew, "file-write-data", "/Users/me/x"}, 1, "denied by " + brew + ":6: (deny file-write*)"},
+		{"homebrew: reads stay open", []string{"--profile", brew, "file-read-data", "/Users/me/x"}, 0, "allowed by " + brew + ":3: (allow default)"},
+		{"homebrew: the readings disagree", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "; unsettled: "},
+		{"unknown alias: unrelated read decided", []string{"--profile", alias, "file-read-data", "/usr/lib/libc.dylib"}, 0, alias + ":5"},
+		{"unknown alias: unrelated read denied", []string{"--profile", alias, "file-read-data", "/etc/passwd"}, 1, alias + ":2: (deny default)"},
+		{"param bound", []string{"--profile", alias, "--param", "ROOT=/opt/r", "file-read-data", "/opt/r/x"}, 0, alias + ":6"},
+		{"param unbound", []string{"--profile", alias, "file-read-data", "/opt/r/x"}, 1, alias + ":2"},
+		{"unknown filter could decide", []string{"--profile", alias, "iokit-open-user-client", "RootDomainUserClient"}, 2, alias + ":3"},
+		{"unknown operation could decide", []string{"--profile", alias, "ipc-posix-shm-read-data", "x"}, 2, alias + ":4"},
+		{"bad param", []string{"--profile", alias, "--param", "ROOT", "file-read-data", "/x"}, 2, "NAME=VALUE"},
+		{"missing file", []string{"--profile", filepath.Join(t.TempDir(), "none.sb"), "file-read-data", "/x"}, 2, "--profile"},
+		{"bad access", []string{"--profile", alias, "file-read-data", "relative"}, 2, "absolute path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, append([]string{"explain"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, tt.code, out, errs)
+			}
+			got := out
+			if tt.code == 2 {
+				got = errs
+			}
+			if !strings.Contains(got, tt.out) {
+				t.Errorf("output %q lacks %q", got, tt.out)
+			}
+		})
+	}
+}
+
+func TestExplainProfileHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "explain", "--profile", "x", "--help")
+	if code != 0 || !strings.Contains(out, "--param") || !strings.Contains(out, "exactly as written") {
+		t.Errorf("help: exit %d, %q", code, out)
+	}
+}
