@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -257,4 +258,62 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 			}
 		}
 	})
+}
+
+// variantArgv is the command that attempts a variantCase's access.
+func variantArgv(tb testing.TB, a Access) []string {
+	tb.Helper()
+	switch a.Op {
+	case "file-read-data":
+		return []string{"/bin/cat", a.Path}
+	case "file-write-data":
+		return []string{"/bin/sh", "-c", `printf x >> "$1"`, "sh", a.Path}
+	case "file-link":
+		return []string{"/bin/ln", a.Source, a.Path}
+	case "signal":
+		// The shell signals itself: a refused kill falls through to exit 1.
+		return []string{"/bin/sh", "-c", `trap "exit 0" TERM; kill -TERM $$; sleep 1; exit 1`}
+	}
+	tb.Fatalf("no command attempts %s", a.Op)
+	return nil
+}
+
+// TestVariantsOnSeatbelt runs each variantCase on the kernel and reports
+// which readings of Seatbelt (sim.Variants) agree with it, one
+// "variant-case" line per case; it fails when Default does not, naming the
+// variants that do, so the default can be changed to what macOS follows.
+func TestVariantsOnSeatbelt(t *testing.T) {
+	requireSeatbelt(t)
+	for _, c := range variantCases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{"in", "out"} {
+				if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range []string{"f", "in/s"} {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			src := "(version 1)(allow default)" + c.rules(dir)
+			got := run(t, src, nil, variantArgv(t, c.access(dir))...)
+			var agree []string
+			for v, allowed := range variantVerdicts(t, c, dir) {
+				if allowed == got {
+					agree = append(agree, v.String())
+				}
+			}
+			slices.Sort(agree)
+			t.Logf("variant-case %q (settles %s): Seatbelt allowed=%v; agreeing variants: %s", c.name, c.decide, got, strings.Join(agree, " "))
+			if got != c.want {
+				t.Errorf("%s: Seatbelt allowed=%v under %s, the Default reading says %v; variants that agree: %s",
+					c.name, got, src, c.want, strings.Join(agree, " "))
+			}
+		})
+	}
 }
