@@ -18,16 +18,24 @@ func writeProfile(t *testing.T, src string) string {
 }
 
 // homebrewShape has the shape of Homebrew's SEATBELT template
-// (Library/Homebrew/extend/os/mac/sandbox.rb): (debug deny), (allow
-// default), filtered write allows, then an unfiltered (deny file-write*).
-// Homebrew's macOS tests (Library/Homebrew/test/sandbox_spec.rb,
-// "#allow_write") expect writes under the allowed paths to succeed.
+// (Library/Homebrew/extend/os/mac/sandbox.rb): (debug deny), filtered
+// allows of file-write*, file-write-setugid and file-write-mode per
+// writable path, then unfiltered denies of the same three operations, then
+// (allow default). Homebrew's macOS tests (Library/Homebrew/test/
+// sandbox_spec.rb: "#allow_write", "allows chmod on a path allowed to
+// write", "allows chmod 4000 on a path allowed to write", "formula does a
+// chmod to opt") expect the writes and chmods under the allowed path to
+// succeed and a chmod elsewhere to fail.
 const homebrewShape = `(version 1)
 (debug deny)
-(allow default)
 (allow file-write* (subpath "/private/tmp/build"))
+(allow file-write-setugid (subpath "/private/tmp/build"))
+(allow file-write-mode (subpath "/private/tmp/build"))
 (allow file-write* (literal "/dev/null"))
 (deny file-write*)
+(deny file-write-setugid)
+(deny file-write-mode)
+(allow default)
 `
 
 func TestExplainProfile(t *testing.T) {
@@ -45,10 +53,12 @@ func TestExplainProfile(t *testing.T) {
 		code int
 		out  string // a substring of stdout (or of stderr for code 2)
 	}{
-		{"homebrew: allowed write", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":4: (allow file-write* (subpath \"/private/tmp/build\"))"},
-		{"homebrew: chmod on an allowed path", []string{"--profile", brew, "file-write-mode", "/private/tmp/build/x"}, 0, brew + ":4"},
-		{"homebrew: denied write elsewhere", []string{"--profile", brew, "file-write-data", "/Users/me/x"}, 1, "denied by " + brew + ":6: (deny file-write*)"},
-		{"homebrew: reads stay open", []string{"--profile", brew, "file-read-data", "/Users/me/x"}, 0, "allowed by " + brew + ":3: (allow default)"},
+		{"homebrew: allowed write", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":3: (allow file-write* (subpath \"/private/tmp/build\"))"},
+		{"homebrew: chmod on an allowed path", []string{"--profile", brew, "file-write-mode", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":5"},
+		{"homebrew: chmod 4000 on an allowed path", []string{"--profile", brew, "file-write-setugid", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":4"},
+		{"homebrew: chmod elsewhere", []string{"--profile", brew, "file-write-mode", "/opt/homebrew"}, 1, "denied by " + brew + ":9: (deny file-write-mode)"},
+		{"homebrew: denied write elsewhere", []string{"--profile", brew, "file-write-data", "/Users/me/x"}, 1, "denied by " + brew + ":7: (deny file-write*)"},
+		{"homebrew: reads stay open", []string{"--profile", brew, "file-read-data", "/Users/me/x"}, 0, "allowed by " + brew + ":10: (allow default)"},
 		{"homebrew: the readings disagree", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "; unsettled: "},
 		{"unknown alias: unrelated read decided", []string{"--profile", alias, "file-read-data", "/usr/lib/libc.dylib"}, 0, alias + ":5"},
 		{"unknown alias: unrelated read denied", []string{"--profile", alias, "file-read-data", "/etc/passwd"}, 1, alias + ":2: (deny default)"},
