@@ -290,13 +290,14 @@ func Decide(profile *sbpl.Profile, access Access) (Decision, error) {
 // Semantics: a rule applies when one of its operations covers the access's
 // operation ([sbpl.Covers]) and one of its filters matches (a rule without
 // filters always matches). The highest-ranked applicable rule decides (see
-// [Variant]); among equally ranked ones the last wins (sbpl.md §6
-// [confirmed: Bazel's generator, agent-safehouse docs, nono#1324]).
-// Filter specificity does not matter: a later subpath allow reopens an
-// earlier literal deny (sbpl.md §6 [confirmed: Codex seatbelt.rs]). When
-// no rule applies the operation is allowed: Seatbelt's fallback without a
-// default rule is allow [inferred from sbpl.md §1 and §6: (deny default)
-// exists to set it, and its stragglers are "allowed by default"].
+// [Variant]); among equally ranked ones the last wins (Bazel's
+// DarwinSandboxedSpawnRunner: "the *last* matching rule wins";
+// agent-safehouse's policy docs; nolabs-ai/nono#1324). Filter specificity
+// does not matter: a later subpath allow reopens an earlier literal deny
+// (Codex seatbelt.rs). When no rule applies the operation is allowed:
+// Seatbelt's fallback without a default rule is allow [inferred: (deny
+// default) exists to set it, and Chromium's renderer.sb calls its
+// stragglers "allowed by default", crbug 799149].
 //
 // A rule the simulator cannot evaluate (an unknown operation or filter, a
 // filter it does not model, a malformed argument) makes the decision
