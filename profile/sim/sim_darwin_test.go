@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
@@ -315,5 +316,38 @@ func TestVariantsOnSeatbelt(t *testing.T) {
 					c.name, got, src, c.want, strings.Join(agree, " "))
 			}
 		})
+	}
+}
+
+// TestFilteredDeniesOnSeatbelt: the filters Lower gives unfiltered denies
+// (subpath "/" for files, any address for the network) compile, and the
+// deny holds over a filtered grant on the kernel as the simulator says.
+func TestFilteredDeniesOnSeatbelt(t *testing.T) {
+	requireSeatbelt(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(dir), profile.Network(profile.NetworkLoopback),
+		profile.Seatbelt(`(deny network*)`), profile.Seatbelt(`(deny file-write*)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := profile.Lower(p, profile.Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := plan.Text()
+	if !run(t, src, nil, "/usr/bin/true") {
+		t.Fatalf("/usr/bin/true failed under the lowered profile:\n%s", src)
+	}
+	file := filepath.Join(dir, "f")
+	got := run(t, src, nil, "/bin/sh", "-c", `printf x > "$1"`, "sh", file)
+	d, err := Decide(plan.Profile, Access{Op: "file-write-create", Path: file, VnodeType: "REGULAR-FILE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got || d.Allowed {
+		t.Errorf("write %s under a Seatbelt-layer (deny file-write*): Seatbelt allowed=%v, simulator %v", file, got, d)
 	}
 }
