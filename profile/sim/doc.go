@@ -19,9 +19,10 @@
 // checks that the two agree on random policies.
 //
 // Where public evidence has not settled a rule of Seatbelt, [Variant]
-// names the alternatives (how unfiltered rules rank, whether operation
+// names the alternatives (how unfiltered rules rank, how operation
 // specificity counts, whether same-sandbox covers the process itself,
-// which path of a hard link is checked); [Default] is the best-supported
+// which path of a hard link is checked, what (deny default) covers);
+// [Default] is the best-supported
 // reading and [Variants] lists every combination. The property test and
 // the escape canaries hold under all of them, and the darwin test
 // TestVariantsOnSeatbelt records which one macOS follows.
@@ -63,5 +64,5 @@
 //     Explain leaves a forking policy's run-marker parameters unbound.
 //   - The operations (deny default) leaves open (process-info*, nvram*,
 //     iokit-get-properties, file-map-executable) are allowed unless a rule
-//     names them.
+//     names them ([Variant.DefaultCoversStragglers] is the alternative).
 package sim

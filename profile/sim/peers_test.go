@@ -88,7 +88,7 @@ var peerCases = []peerCase{
 		// filtered wildcard allow: only the default reading gives it.
 		// procage does not rely on this (its setugid deny is filtered and
 		// last).
-		under:         func(v Variant) bool { return v.Unfiltered == UnfilteredFallback && !v.OrderOnly },
+		under:         func(v Variant) bool { return v.Unfiltered == UnfilteredFallback && v.Specificity != SpecificityNone },
 		discriminates: true,
 	},
 	{

@@ -27,7 +27,10 @@ import (
 //     matches nothing), the #! interpreter check included;
 //  3. the Seatbelt layer: if one of the policy's Seatbelt rules (paths
 //     resolved through env.Resolved) applies, the most specific, last one
-//     decides (it comes after the policy's own rules);
+//     decides (it comes after the policy's own rules), except that a
+//     default rule does not reopen the operations the header denies by
+//     name (process-info*, nvram*, iokit-get-properties,
+//     file-map-executable);
 //  4. the policy's grants allow it: filesystem rules on the resolved path
 //     (read = file-read*, write adds file-write*, exec adds process-exec*
 //     and file-map-executable), metadata of their ancestors, of env.Links
@@ -149,7 +152,9 @@ func (v Variant) layers(p profile.Policy, env profile.Env, a Access) (bool, stri
 		if err != nil {
 			return false, "", fmt.Errorf("seatbelt layer: %w", err)
 		}
-		if d.Rule >= 0 {
+		// A default rule there does not reopen what the header denies by
+		// name: under every reading a named rule outranks a default one.
+		if d.Rule >= 0 && !(d.Default && isDefaultOpen(a.Op)) {
 			return d.Allowed, "seatbelt layer: " + d.Text, nil
 		}
 	}

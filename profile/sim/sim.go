@@ -238,16 +238,17 @@ func checkOp(op *string) error {
 
 // specificity ranks how closely a rule's operation names the concrete
 // operation, or returns -2 if it does not cover it. A concrete name beats
-// any wildcard whatever the order (see [Variant.OrderOnly]). Among
-// wildcards a longer family (file-read*) beats a shorter one (file*),
-// since operations inherit their parent family's rules [inferred], and
-// "default" comes last.
-func specificity(op, concrete string) int {
+// any wildcard whatever the order. Among wildcards a longer family
+// (file-read*) beats a shorter one (file*), since operations inherit their
+// parent family's rules [inferred], and "default" comes last. See
+// [Specificity] for the alternatives; stragglers reports whether default
+// covers the operations (deny default) leaves open.
+func specificity(op, concrete string, stragglers bool) int {
 	switch {
 	case op == concrete:
 		return 1 << 20
 	case op == "default":
-		if isDefaultOpen(concrete) {
+		if isDefaultOpen(concrete) && !stragglers {
 			return -2
 		}
 		return -1
@@ -260,7 +261,11 @@ func specificity(op, concrete string) int {
 // rank orders the rules that apply to an access under v: the highest rank
 // decides, and among equal ranks the last rule.
 func (v Variant) rank(spec int, filtered bool) [2]int {
-	if v.OrderOnly && spec >= 0 {
+	switch {
+	case spec < 0:
+	case v.Specificity == SpecificityNone:
+		spec = 0
+	case v.Specificity == SpecificityConcrete && spec < 1<<20:
 		spec = 0
 	}
 	f := 0
@@ -350,7 +355,7 @@ func (v Variant) decide(profile *sbpl.Profile, a Access) (Decision, error) {
 				}
 				continue
 			}
-			spec = max(spec, specificity(op, access.Op))
+			spec = max(spec, specificity(op, access.Op, v.DefaultCoversStragglers))
 		}
 		if spec == -2 {
 			continue

@@ -261,6 +261,45 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 	})
 }
 
+// checkOpInChild starts a sleeping child under profile and asks its
+// sandbox, through sandbox_check, whether it denies a, an access with no
+// argument or a path.
+func checkOpInChild(tb testing.TB, profile string, a Access) bool {
+	tb.Helper()
+	lib, err := libsandbox.Load()
+	if err != nil {
+		tb.Fatalf("libsandbox: %v", err)
+	}
+	cmd := exec.Command(sandboxExec, "-p", profile, "/bin/sleep", "30")
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		is, err := lib.IsSandboxed(cmd.Process.Pid)
+		if err != nil {
+			tb.Fatalf("IsSandboxed: %v", err)
+		}
+		if is {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the child under %s never became sandboxed", profile)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ft, arg := libsandbox.FilterNone, ""
+	if a.Path != "" {
+		ft, arg = libsandbox.FilterPath, a.Path
+	}
+	denied, err := lib.Check(cmd.Process.Pid, a.Op, ft, arg, libsandbox.CheckNoReport)
+	if err != nil {
+		tb.Fatalf("sandbox_check(%s): %v", a.Op, err)
+	}
+	return denied
+}
+
 // variantArgv is the command that attempts a variantCase's access.
 func variantArgv(tb testing.TB, a Access) []string {
 	tb.Helper()
@@ -301,8 +340,13 @@ func TestVariantsOnSeatbelt(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			src := "(version 1)(allow default)" + c.rules(dir)
-			got := run(t, src, nil, variantArgv(t, c.access(dir))...)
+			src := c.source(dir)
+			var got bool
+			if c.check {
+				got = !checkOpInChild(t, src, c.access(dir))
+			} else {
+				got = run(t, src, nil, variantArgv(t, c.access(dir))...)
+			}
 			var agree []string
 			for v, allowed := range variantVerdicts(t, c, dir) {
 				if allowed == got {

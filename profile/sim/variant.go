@@ -12,18 +12,8 @@ type Variant struct {
 	// Unfiltered is how a rule without filters ranks against filtered
 	// rules.
 	Unfiltered Unfiltered
-	// OrderOnly: operation specificity does not matter, the last matching
-	// rule wins whether it names file-read-data or file-read* (only a
-	// default rule still ranks below every other). The default reading is
-	// that a concrete operation beats a wildcard whatever the order:
-	// agent-safehouse tests/policy/integrations/ssh.bats measures a
-	// file-read-metadata deny beating a later file-read* allow, and fence
-	// (internal/sandbox/macos.go) re-emits denies per concrete operation
-	// because a later file-read* deny does not override a file-read-data
-	// allow. Neither shows the order the other way round, nor nested
-	// wildcards (file-read* against file*). Decided by the
-	// TestVariantsOnSeatbelt cases "specificity: ...".
-	OrderOnly bool
+	// Specificity is how the operation a rule names ranks it.
+	Specificity Specificity
 	// SameSandboxNotSelf: (target same-sandbox) does not match the process
 	// itself. Apple documents no meaning for the target values; Chromium
 	// writes (target self) and Codex (target same-sandbox) for the same
@@ -33,6 +23,15 @@ type Variant struct {
 	// Link is which path of file-link and file-clone the operation is
 	// checked on.
 	Link Link
+	// DefaultCoversStragglers: (deny default) also denies process-info*,
+	// nvram*, iokit-get-properties and file-map-executable. The default
+	// reading is that it does not: Chromium's renderer.sb denies them
+	// explicitly "because these operations are allowed by default" (crbug
+	// 799149) and Apple's Security-project profiles follow (deny default)
+	// with (deny file-map-executable process-info* nvram*); neither is a
+	// measurement on a current macOS. Decided by the TestVariantsOnSeatbelt
+	// case "deny default: nvram-get".
+	DefaultCoversStragglers bool
 }
 
 // Default is the reading the evidence favours; [Decide] uses it.
@@ -68,6 +67,29 @@ const (
 	UnfilteredBelowAll
 )
 
+// Specificity ranks rules by the operation they name.
+type Specificity int
+
+const (
+	// SpecificityNested (the default): a concrete operation beats any
+	// wildcard whatever the order, and a narrower wildcard (file-read*) a
+	// wider one (file*). agent-safehouse (tests/policy/integrations/
+	// ssh.bats, docs) reports a file-read-metadata deny beating a later
+	// file-read* allow, and fence (internal/sandbox/macos.go) re-emits
+	// denies per concrete operation because a later file-read* deny does
+	// not override a file-read-data allow; the order among wildcards is
+	// inferred. Decided by the TestVariantsOnSeatbelt cases
+	// "specificity: ...".
+	SpecificityNested Specificity = iota
+	// SpecificityConcrete: a concrete operation beats any wildcard, but
+	// wildcards rank alike (file-read* and file* by order).
+	SpecificityConcrete
+	// SpecificityNone: the operation does not rank a rule; the last
+	// matching rule wins whether it names file-read-data or file-read*
+	// (only a default rule still ranks below every other).
+	SpecificityNone
+)
+
 // Link says which path file-link and file-clone are checked on: the new
 // name ([Access.Path]) or the existing file ([Access.Source]). Whether a
 // process can hard-link a denied file into an allowed directory is open
@@ -89,12 +111,14 @@ const (
 func Variants() []Variant {
 	out := []Variant{Default}
 	for _, u := range []Unfiltered{UnfilteredFallback, UnfilteredLast, UnfilteredBelowAll} {
-		for _, order := range []bool{false, true} {
+		for _, sp := range []Specificity{SpecificityNested, SpecificityConcrete, SpecificityNone} {
 			for _, self := range []bool{false, true} {
 				for _, l := range []Link{LinkBoth, LinkDestination, LinkSource} {
-					v := Variant{Unfiltered: u, OrderOnly: order, SameSandboxNotSelf: self, Link: l}
-					if v != Default {
-						out = append(out, v)
+					for _, dflt := range []bool{false, true} {
+						v := Variant{Unfiltered: u, Specificity: sp, SameSandboxNotSelf: self, Link: l, DefaultCoversStragglers: dflt}
+						if v != Default {
+							out = append(out, v)
+						}
 					}
 				}
 			}
@@ -112,8 +136,11 @@ func (v Variant) String() string {
 	case UnfilteredBelowAll:
 		parts = append(parts, "unfiltered-below-all")
 	}
-	if v.OrderOnly {
-		parts = append(parts, "order-only")
+	switch v.Specificity {
+	case SpecificityConcrete:
+		parts = append(parts, "specificity-concrete")
+	case SpecificityNone:
+		parts = append(parts, "specificity-none")
 	}
 	if v.SameSandboxNotSelf {
 		parts = append(parts, "same-sandbox-not-self")
@@ -123,6 +150,9 @@ func (v Variant) String() string {
 		parts = append(parts, "link-destination")
 	case LinkSource:
 		parts = append(parts, "link-source")
+	}
+	if v.DefaultCoversStragglers {
+		parts = append(parts, "default-covers-stragglers")
 	}
 	if len(parts) == 0 {
 		return "default"

@@ -9,18 +9,30 @@ import (
 )
 
 // variantCase is a profile on which readings of Seatbelt disagree. The
-// rules follow (version 1)(allow default); dir is a directory holding the
-// files f (regular, existing), in/ and out/ (directories) and in/s
-// (regular). TestVariantsOnSeatbelt (darwin) attempts the access and
-// records which variants agree with the kernel; TestVariantCases checks
-// on any OS that each case tells its alternatives apart.
+// rules follow (version 1)(allow default), or (version 1) alone with
+// ownDefault; dir is a directory holding the files f (regular, existing),
+// in/ and out/ (directories) and in/s (regular). TestVariantsOnSeatbelt
+// (darwin) attempts the access, or with check asks sandbox_check about it
+// for a live sandboxed process, and records which variants agree with the
+// kernel; TestVariantCases checks on any OS that each case tells its
+// alternatives apart.
 type variantCase struct {
-	name   string
-	decide string // the Variant field the case settles
-	rules  func(dir string) string
-	access func(dir string) Access
+	name       string
+	decide     string // the Variant field the case settles
+	rules      func(dir string) string
+	access     func(dir string) Access
+	ownDefault bool
+	check      bool
 	// want is the verdict under Default.
 	want bool
+}
+
+// source is the case's whole profile.
+func (c variantCase) source(dir string) string {
+	if c.ownDefault {
+		return "(version 1)" + c.rules(dir)
+	}
+	return "(version 1)(allow default)" + c.rules(dir)
 }
 
 func quoted(dir, rel string) string {
@@ -71,9 +83,9 @@ var variantCases = []variantCase{
 		},
 		want: false,
 	},
-	// Operation specificity (Variant.OrderOnly).
+	// Operation specificity (Variant.Specificity).
 	{
-		name: "specificity: specific allow then wildcard deny", decide: "OrderOnly",
+		name: "specificity: specific allow then wildcard deny", decide: "Specificity",
 		rules: rulesf(`(allow file-read-data (literal %[2]s))(deny file-read* (subpath %[1]s))`),
 		access: func(dir string) Access {
 			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
@@ -81,7 +93,7 @@ var variantCases = []variantCase{
 		want: true,
 	},
 	{
-		name: "specificity: specific deny then wildcard allow", decide: "OrderOnly",
+		name: "specificity: specific deny then wildcard allow", decide: "Specificity",
 		rules: rulesf(`(deny file-read-data (literal %[2]s))(allow file-read* (subpath %[1]s))`),
 		access: func(dir string) Access {
 			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
@@ -89,7 +101,7 @@ var variantCases = []variantCase{
 		want: false,
 	},
 	{
-		name: "specificity: narrower wildcard deny then wider allow", decide: "OrderOnly",
+		name: "specificity: narrower wildcard deny then wider allow", decide: "Specificity",
 		rules: rulesf(`(deny file-read* (subpath %[1]s))(allow file* (subpath %[1]s))`),
 		access: func(dir string) Access {
 			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
@@ -97,12 +109,23 @@ var variantCases = []variantCase{
 		want: false,
 	},
 	{
-		name: "specificity: narrower wildcard allow then wider deny", decide: "OrderOnly",
+		name: "specificity: narrower wildcard allow then wider deny", decide: "Specificity",
 		rules: rulesf(`(allow file-read* (subpath %[1]s))(deny file* (subpath %[1]s))`),
 		access: func(dir string) Access {
 			return Access{Op: "file-read-data", Path: dir + "/f", VnodeType: "REGULAR-FILE"}
 		},
 		want: true,
+	},
+	// What (deny default) covers (Variant.DefaultCoversStragglers): every
+	// family a sleeping process could need is allowed by name, nvram* is
+	// left to the default rule.
+	{
+		name: "deny default: nvram-get", decide: "DefaultCoversStragglers", ownDefault: true, check: true,
+		rules: func(string) string {
+			return `(deny default)(allow file* process* mach* sysctl* ipc* signal system* network* pseudo-tty)`
+		},
+		access: func(string) Access { return Access{Op: "nvram-get"} },
+		want:   true,
 	},
 	// same-sandbox and the process itself (Variant.SameSandboxNotSelf).
 	{
@@ -133,7 +156,7 @@ var variantCases = []variantCase{
 // variantVerdicts decides a case under every variant, by variant name.
 func variantVerdicts(tb testing.TB, c variantCase, dir string) map[Variant]bool {
 	tb.Helper()
-	src := "(version 1)(allow default)" + c.rules(dir)
+	src := c.source(dir)
 	prof, err := sbpl.Parse(src)
 	if err != nil {
 		tb.Fatalf("%s: Parse(%s): %v", c.name, src, err)
@@ -172,7 +195,7 @@ func TestVariantCases(t *testing.T) {
 			fields[c.decide] = true
 		})
 	}
-	for _, f := range []string{"Unfiltered", "OrderOnly", "SameSandboxNotSelf", "Link"} {
+	for _, f := range []string{"Unfiltered", "Specificity", "SameSandboxNotSelf", "Link", "DefaultCoversStragglers"} {
 		if !fields[f] {
 			t.Errorf("no case settles Variant.%s", f)
 		}
@@ -185,8 +208,10 @@ func differsOnly(v Variant, field string) bool {
 	switch field {
 	case "Unfiltered":
 		d.Unfiltered = v.Unfiltered
-	case "OrderOnly":
-		d.OrderOnly = v.OrderOnly
+	case "Specificity":
+		d.Specificity = v.Specificity
+	case "DefaultCoversStragglers":
+		d.DefaultCoversStragglers = v.DefaultCoversStragglers
 	case "SameSandboxNotSelf":
 		d.SameSandboxNotSelf = v.SameSandboxNotSelf
 	case "Link":
@@ -207,7 +232,7 @@ func TestVariants(t *testing.T) {
 		}
 		seen[v.String()] = true
 	}
-	if len(vs) != 3*2*2*3 {
-		t.Errorf("%d variants, want every combination (36)", len(vs))
+	if len(vs) != 3*3*2*3*2 {
+		t.Errorf("%d variants, want every combination (108)", len(vs))
 	}
 }
