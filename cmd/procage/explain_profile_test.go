@@ -17,7 +17,8 @@ func writeProfile(t *testing.T, src string) string {
 	return f
 }
 
-// homebrewShape has the shape of Homebrew's SEATBELT template
+// homebrewShape (testdata/homebrew-shape.sb, also the README's example)
+// has the shape of Homebrew's SEATBELT template
 // (Library/Homebrew/extend/os/mac/sandbox.rb): (debug deny), filtered
 // allows of file-write*, file-write-setugid and file-write-mode per
 // writable path, then unfiltered denies of the same three operations, then
@@ -26,20 +27,10 @@ func writeProfile(t *testing.T, src string) string {
 // write", "allows chmod 4000 on a path allowed to write", "formula does a
 // chmod to opt") expect the writes and chmods under the allowed path to
 // succeed and a chmod elsewhere to fail.
-const homebrewShape = `(version 1)
-(debug deny)
-(allow file-write* (subpath "/private/tmp/build"))
-(allow file-write-setugid (subpath "/private/tmp/build"))
-(allow file-write-mode (subpath "/private/tmp/build"))
-(allow file-write* (literal "/dev/null"))
-(deny file-write*)
-(deny file-write-setugid)
-(deny file-write-mode)
-(allow default)
-`
+const homebrewShape = "testdata/homebrew-shape.sb"
 
 func TestExplainProfile(t *testing.T) {
-	brew := writeProfile(t, homebrewShape)
+	brew := homebrewShape
 	alias := writeProfile(t, `(version 1)
 (deny default)
 (allow iokit-open (iokit-frobnicator-class "RootDomainUserClient"))
@@ -53,12 +44,12 @@ func TestExplainProfile(t *testing.T) {
 		code int
 		out  string // a substring of stdout (or of stderr for code 2)
 	}{
-		{"homebrew: allowed write", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":3: (allow file-write* (subpath \"/private/tmp/build\"))"},
-		{"homebrew: chmod on an allowed path", []string{"--profile", brew, "file-write-mode", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":5"},
-		{"homebrew: chmod 4000 on an allowed path", []string{"--profile", brew, "file-write-setugid", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":4"},
-		{"homebrew: chmod elsewhere", []string{"--profile", brew, "file-write-mode", "/opt/homebrew"}, 1, "denied by " + brew + ":9: (deny file-write-mode)"},
-		{"homebrew: denied write elsewhere", []string{"--profile", brew, "file-write-data", "/Users/me/x"}, 1, "denied by " + brew + ":7: (deny file-write*)"},
-		{"homebrew: reads stay open", []string{"--profile", brew, "file-read-data", "/Users/me/x"}, 0, "allowed by " + brew + ":10: (allow default)"},
+		{"homebrew: allowed write", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":9: (allow file-write* (subpath \"/private/tmp/build\"))"},
+		{"homebrew: chmod on an allowed path", []string{"--profile", brew, "file-write-mode", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":11"},
+		{"homebrew: chmod 4000 on an allowed path", []string{"--profile", brew, "file-write-setugid", "/private/tmp/build/x"}, 0, "allowed by " + brew + ":10"},
+		{"homebrew: chmod elsewhere", []string{"--profile", brew, "file-write-mode", "/opt/homebrew"}, 1, "denied by " + brew + ":15: (deny file-write-mode)"},
+		{"homebrew: denied write elsewhere", []string{"--profile", brew, "file-write-data", "/Users/me/x"}, 1, "denied by " + brew + ":13: (deny file-write*)"},
+		{"homebrew: reads stay open", []string{"--profile", brew, "file-read-data", "/Users/me/x"}, 0, "allowed by " + brew + ":16: (allow default)"},
 		{"homebrew: the readings disagree", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "; unsettled: "},
 		{"unknown alias: unrelated read decided", []string{"--profile", alias, "file-read-data", "/usr/lib/libc.dylib"}, 0, alias + ":5"},
 		{"unknown alias: unrelated read denied", []string{"--profile", alias, "file-read-data", "/etc/passwd"}, 1, alias + ":2: (deny default)"},
@@ -84,6 +75,16 @@ func TestExplainProfile(t *testing.T) {
 				t.Errorf("output %q lacks %q", got, tt.out)
 			}
 		})
+	}
+}
+
+// TestExplainProfileReadme runs the README's example (from the
+// repository root, as written there).
+func TestExplainProfileReadme(t *testing.T) {
+	t.Chdir("../..")
+	code, out, errs := runCLI(t, "explain", "--profile", "cmd/procage/testdata/homebrew-shape.sb", "file-write-data", "/private/tmp/build/x")
+	if code != 0 || !strings.Contains(out, "allowed by cmd/procage/testdata/homebrew-shape.sb:9:") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
 
