@@ -179,6 +179,17 @@ func TestVariantCases(t *testing.T) {
 	fields := map[string]bool{}
 	for _, c := range variantCases {
 		t.Run(c.name, func(t *testing.T) {
+			// The darwin test compiles the same text: it must pass the
+			// validator (known operations and filters).
+			rules, err := sbpl.ParseRules(c.rules("/private/tmp/d"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range rules {
+				if err := rules[i].Validate(); err != nil {
+					t.Error(err)
+				}
+			}
 			got := variantVerdicts(t, c, "/private/tmp/d")
 			if got[Default] != c.want {
 				t.Errorf("Default decides %v, want %v", got[Default], c.want)
