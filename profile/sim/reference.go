@@ -61,6 +61,11 @@ func (v Variant) Reference(p profile.Policy, env profile.Env, a Access) (allowed
 	return ok, why
 }
 
+// reference is Reference under [Default], with errors returned.
+func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error) {
+	return Default.reference(p, env, a)
+}
+
 func (v Variant) reference(p profile.Policy, env profile.Env, a Access) (bool, string, error) {
 	if err := checkOp(&a.Op); err != nil {
 		return false, "", err
