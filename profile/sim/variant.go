@@ -15,10 +15,12 @@ type Variant struct {
 	// Specificity is how the operation a rule names ranks it.
 	Specificity Specificity
 	// SameSandboxNotSelf: (target same-sandbox) does not match the process
-	// itself. Apple documents no meaning for the target values; Chromium
-	// writes (target self) and Codex (target same-sandbox) for the same
-	// need (signalling oneself), so either may be what it covers. Decided
-	// by the TestVariantsOnSeatbelt case "same-sandbox: signal self".
+	// itself. Apple documents no meaning for the target values. Chromium
+	// writes (target self) to let a process signal itself (crbug 20370);
+	// Codex's base policy and Nix's sandbox-defaults.sb allow signals only
+	// with (target same-sandbox), which suggests it covers the process
+	// itself too [unmeasured]. Decided by the TestVariantsOnSeatbelt case
+	// "same-sandbox: signal self".
 	SameSandboxNotSelf bool
 	// Link is which path of file-link and file-clone the operation is
 	// checked on.
@@ -99,7 +101,9 @@ const (
 type Link int
 
 const (
-	// LinkBoth (the default): both paths are checked; either denial denies.
+	// LinkBoth (the default): both paths are checked; either denial
+	// denies [unmeasured: the MAC hook for link(2) sees both the source
+	// vnode and the new name, xnu's mac_vnode_check_link].
 	LinkBoth Link = iota
 	// LinkDestination: only the new name is checked.
 	LinkDestination
