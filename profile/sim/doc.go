@@ -36,9 +36,9 @@
 //
 //   - A model, not Seatbelt: rules follow public sources, some only
 //     reported or inferred, each marked where it is implemented. The
-//     unsettled ones are [Variant]s; the order of nested wildcards
-//     (file-read* before file*), same-sandbox covering children and the
-//     fallback without a default rule are inferred.
+//     unsettled ones are [Variant]s (the order of nested wildcards,
+//     file-read* before file*, among them); same-sandbox covering children
+//     and the fallback without a default rule are inferred.
 //   - Only (version N), (debug ...) and allow and deny rules are read:
 //     profiles that define, import or branch (Chromium's, Apple's) must be
 //     flattened first. Aliases of Apple's SBPL prelude (process-exec,
@@ -49,7 +49,8 @@
 //     Case folding is simple (ß is not ss).
 //   - Regexes are translated to Go's regexp; what cannot be translated
 //     faithfully (Perl groups, \d, back-references, backslashes inside
-//     brackets, collating elements) is an error.
+//     brackets, collating elements) makes its rule one the simulator
+//     cannot evaluate (below).
 //   - A rule the simulator cannot evaluate (an unknown operation or
 //     filter, a filter it does not model such as file-mode, process-path
 //     or signing-identifier) is treated as neither matching nor not: an
