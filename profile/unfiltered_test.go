@@ -65,6 +65,15 @@ func TestLowerRefusesUnfilteredDeny(t *testing.T) {
 	if _, err := profile.Lower(p, profile.Env{}); !errors.Is(err, profile.ErrUnfilteredDeny) {
 		t.Errorf("Lower = %v, want ErrUnfilteredDeny", err)
 	}
+	// A Seatbelt-layer (deny default) would have to override every grant
+	// before it, filtered ones included: refused, not trusted.
+	d, err := profile.New(profile.BaseV1, profile.Read("/usr/share"), profile.Seatbelt(`(deny default)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := profile.Lower(d, profile.Env{}); !errors.Is(err, profile.ErrUnfilteredDeny) {
+		t.Errorf("Lower with a Seatbelt-layer (deny default) = %v, want ErrUnfilteredDeny", err)
+	}
 	// No filtered allow of it before: nothing to override, accepted.
 	q, err := profile.New(profile.BaseV1, profile.Seatbelt(`(deny process-fork)`))
 	if err != nil {
