@@ -290,7 +290,8 @@ func Waive(classes ...Class) Option {
 // filtered allows, the caller's own included, whatever Seatbelt's
 // precedence between filtered and unfiltered rules; [Lower] refuses
 // ([ErrUnfilteredDeny]) an unfiltered deny of another operation that a
-// filtered allow of the layers before would have to yield to.
+// filtered allow of the layers before would have to yield to, (deny
+// default) among them: it stands for every operation those layers allow.
 func Seatbelt(rules string) Option {
 	return optionFunc(func(p *Policy) error {
 		parsed, err := sbpl.ParseRules(rules)
