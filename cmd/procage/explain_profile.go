@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/procage-go/procage/profile/sbpl"
@@ -19,8 +18,8 @@ Says whether the SBPL profile in FILE, exactly as written (no procage layers),
 allows OPERATION on ARGUMENT, and names the deciding rule by its line in FILE,
 using procage's model of Seatbelt (nothing runs). ARGUMENT is read as for
 explain without --profile, and is taken as the kernel spells it (no symbolic
-link resolution). Where readings of Seatbelt that macOS has not been measured
-to settle disagree, a note says so. Exit status: 0 allowed, 1 denied, 2 bad
+link resolution). Where a reading of Seatbelt that macOS has not been
+measured to follow would decide otherwise, a note names it. Exit status: 0 allowed, 1 denied, 2 bad
 input or undecidable (a rule the model cannot evaluate could decide).`
 
 // wantsProfile reports whether explain's arguments ask for --profile
@@ -101,15 +100,32 @@ func cmdExplainProfile(args []string, stdout, stderr io.Writer) (int, error) {
 	} else {
 		fmt.Fprintf(stdout, "%s by %s: %s\n", verdict, at(d.Rule), d.Text)
 	}
-	var other []string
-	for _, v := range sim.Variants()[1:] {
-		if vd, err := v.Decide(prof, access); err == nil && vd.Allowed != d.Allowed {
-			other = append(other, v.String())
+	// Where a reading of Seatbelt macOS has not been measured to follow
+	// decides otherwise, say so, with the rule it would pick.
+	flipped := 0
+	for _, v := range sim.Alternatives() {
+		vd, err := v.Decide(prof, access)
+		if err != nil || vd.Allowed == d.Allowed {
+			continue
 		}
+		flipped++
+		verdict := "denied"
+		if vd.Allowed {
+			verdict = "allowed"
+		}
+		by := "by default"
+		if vd.Rule >= 0 {
+			by = "by " + at(vd.Rule)
+		}
+		fmt.Fprintf(stdout, "; unsettled: if Seatbelt follows %s, %s %s\n", v, verdict, by)
 	}
-	if len(other) > 0 {
-		slices.SortStableFunc(other, func(a, b string) int { return len(a) - len(b) })
-		fmt.Fprintf(stdout, "; unsettled: %d of %d readings of Seatbelt decide otherwise, e.g. %s\n", len(other), len(sim.Variants()), other[0])
+	if flipped == 0 {
+		for _, v := range sim.Variants()[1:] {
+			if vd, err := v.Decide(prof, access); err == nil && vd.Allowed != d.Allowed {
+				fmt.Fprintf(stdout, "; unsettled: if Seatbelt follows %s, %s\n", v, map[bool]string{true: "allowed", false: "denied"}[vd.Allowed])
+				break
+			}
+		}
 	}
 	if !d.Allowed {
 		return 1, nil

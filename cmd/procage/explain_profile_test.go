@@ -50,7 +50,7 @@ func TestExplainProfile(t *testing.T) {
 		{"homebrew: chmod elsewhere", []string{"--profile", brew, "file-write-mode", "/opt/homebrew"}, 1, "denied by " + brew + ":15: (deny file-write-mode)"},
 		{"homebrew: denied write elsewhere", []string{"--profile", brew, "file-write-data", "/Users/me/x"}, 1, "denied by " + brew + ":13: (deny file-write*)"},
 		{"homebrew: reads stay open", []string{"--profile", brew, "file-read-data", "/Users/me/x"}, 0, "allowed by " + brew + ":16: (allow default)"},
-		{"homebrew: the readings disagree", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "; unsettled: "},
+		{"homebrew: the readings disagree", []string{"--profile", brew, "file-write-data", "/private/tmp/build/x"}, 0, "; unsettled: if Seatbelt follows unfiltered-last, denied by " + brew + ":13\n"},
 		{"unknown alias: unrelated read decided", []string{"--profile", alias, "file-read-data", "/usr/lib/libc.dylib"}, 0, alias + ":5"},
 		{"unknown alias: unrelated read denied", []string{"--profile", alias, "file-read-data", "/etc/passwd"}, 1, alias + ":2: (deny default)"},
 		{"param bound", []string{"--profile", alias, "--param", "ROOT=/opt/r", "file-read-data", "/opt/r/x"}, 0, alias + ":6"},

@@ -131,6 +131,18 @@ func Variants() []Variant {
 	return out
 }
 
+// Alternatives returns the variants that differ from [Default] in one
+// rule only, in the order of the fields.
+func Alternatives() []Variant {
+	return []Variant{
+		{Unfiltered: UnfilteredLast}, {Unfiltered: UnfilteredBelowAll},
+		{Specificity: SpecificityConcrete}, {Specificity: SpecificityNone},
+		{SameSandboxNotSelf: true},
+		{Link: LinkDestination}, {Link: LinkSource},
+		{DefaultCoversStragglers: true},
+	}
+}
+
 // String names the variant by its alternatives, "default" for none.
 func (v Variant) String() string {
 	var parts []string

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,6 +243,15 @@ func TestVariants(t *testing.T) {
 			t.Errorf("variant %v listed twice", v)
 		}
 		seen[v.String()] = true
+	}
+	alts := Alternatives()
+	for _, a := range alts {
+		if strings.Contains(a.String(), ",") || a == Default || !slices.Contains(vs, a) {
+			t.Errorf("Alternatives: %v is not a one-rule variant of Variants", a)
+		}
+	}
+	if len(alts) != 2+2+1+2+1 {
+		t.Errorf("%d alternatives, want one per value other than the default (8)", len(alts))
 	}
 	if len(vs) != 3*3*2*3*2 {
 		t.Errorf("%d variants, want every combination (108)", len(vs))
