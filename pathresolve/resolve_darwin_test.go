@@ -1,6 +1,7 @@
 package pathresolve_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/pathresolve"
 )
 
@@ -43,7 +45,7 @@ func TestDarwinTempDir(t *testing.T) {
 	dir := os.TempDir()
 	if !strings.HasPrefix(dir, "/var/folders/") {
 		// Not a Seatbelt test: an overridden $TMPDIR only removes the subject.
-		t.Skipf("$TMPDIR is %q, not macOS's per-user /var/folders directory", dir)
+		testenv.Skip(t, testenv.ReasonTempDirOverridden, fmt.Sprintf("$TMPDIR is %q, not macOS's per-user /var/folders directory", dir))
 	}
 	res, err := hostResolver(t).Resolve(filepath.Clean(dir))
 	must(t, err)

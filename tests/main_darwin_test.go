@@ -13,6 +13,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -69,16 +70,11 @@ func lib(tb testing.TB) *libsandbox.Lib {
 }
 
 // requireUnsandboxed skips when the test process itself is sandboxed (a
-// cage cannot be built there) and fails when the check does not work.
+// cage cannot be built there; a failure under PROCAGE_STRICT_SKIP) and
+// fails when the check or the probe does not work.
 func requireUnsandboxed(tb testing.TB) {
 	tb.Helper()
-	is, err := lib(tb).IsSandboxed(os.Getpid())
-	if err != nil {
-		tb.Fatalf("IsSandboxed: %v", err)
-	}
-	if is {
-		tb.Skip("the test process is already sandboxed; procage refuses nested cages")
-	}
+	testenv.RequireUnsandboxed(tb)
 	if err := cage.Probe().Err(); err != nil {
 		tb.Fatalf("Probe: %v", err)
 	}

@@ -89,8 +89,9 @@ func TestBaseV1Refusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	o, e, err = run(t, c, "/usr/bin/perl", "-MIO::Socket::INET", "-e",
-		fmt.Sprintf(`IO::Socket::INET->new(PeerAddr => "%s") or die "$!\n"`, ln.Addr()))
+	connect := fmt.Sprintf(`IO::Socket::INET->new(PeerAddr => "%s") or die "$!\n"`, ln.Addr())
+	mustWorkOutside(t, "/usr/bin/perl", "-MIO::Socket::INET", "-e", connect)
+	o, e, err = run(t, c, "/usr/bin/perl", "-MIO::Socket::INET", "-e", connect)
 	mustRefuse(t, "connecting to a loopback listener", o, e, err)
 }
 

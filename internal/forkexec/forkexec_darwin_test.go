@@ -2,7 +2,6 @@ package forkexec
 
 import (
 	"errors"
-	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/ebitengine/purego"
 	"golang.org/x/sys/unix"
+
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 const (
@@ -53,13 +54,14 @@ var allowDefault = sync.OnceValues(func() ([]byte, error) {
 })
 
 // sandboxCalls returns the apply and confirm calls darwin requires: Sandbox
-// call 0 with {bytecode, length, 0...} (libsandbox.md §8.3, a zeroed block
-// of 8 words) and call 2 "is sandboxed" on the child's own pid with a result
-// slot (libsandbox.md §8.4, 0xa0 bytes). It skips only when the test process
-// is already sandboxed; any other failure fails the test.
+// call 0 with {bytecode, length, 0...} (a zeroed block of 8 words, as
+// internal/libsandbox's NewApply builds) and call 2 "is sandboxed" on the
+// child's own pid with a result slot (0xa0 bytes, as its NewSelfCheck
+// builds). It skips (internal/testenv) only when the test process is
+// already sandboxed; any other failure fails the test.
 func sandboxCalls(tb testing.TB) []Call {
 	tb.Helper()
-	skipIfSandboxed(tb)
+	testenv.RequireUnsandboxed(tb)
 	bc, err := allowDefault()
 	if err != nil {
 		tb.Fatalf("compiling the test profile: %v", err)
@@ -82,18 +84,6 @@ func sandboxCalls(tb testing.TB) []Call {
 	// The blocks hold bc and result as integers: keep them reachable.
 	tb.Cleanup(func() { _, _ = bc[0], *result })
 	return []Call{a, c.WithPID(&check[1])}
-}
-
-func skipIfSandboxed(tb testing.TB) {
-	tb.Helper()
-	fn, err := purego.Dlsym(purego.RTLD_DEFAULT, "sandbox_check")
-	if err != nil {
-		tb.Fatalf("sandbox_check: %v", err)
-	}
-	// sandbox_check(pid, NULL, SANDBOX_FILTER_NONE) != 0: sandboxed.
-	if r, _, _ := purego.SyscallN(fn, uintptr(os.Getpid()), 0, 0); r != 0 {
-		tb.Skip("the test process is already sandboxed")
-	}
 }
 
 var noSuchPolicy, _ = syscall.BytePtrFromString("procage-no-such-policy")

@@ -13,6 +13,9 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/procage-go/procage/internal/report"
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // These tests run on the macOS lane against the real libraries. They fail,
@@ -53,10 +56,26 @@ func TestCanarySymbols(t *testing.T) {
 	}
 }
 
+// compileRow is a compile's row in the kernel report (internal/report).
+func compileRow(input string, code []byte, err error) report.CanaryRow {
+	r := report.CanaryRow{Call: "sandbox_compile_string", Input: input, BytecodeSize: len(code)}
+	if err != nil {
+		r.Ret, r.Note = -1, err.Error()
+	}
+	return r
+}
+
+// rawRow is a raw __mac_syscall("Sandbox", 2) check's row.
+func rawRow(what string, r uintptr, errno uintptr, result uint64) report.CanaryRow {
+	return report.CanaryRow{Call: "__mac_syscall(Sandbox, 2)", Input: what, Ret: int64(int32(r)), Errno: int(errno), Result: result}
+}
+
 func TestCanaryCompile(t *testing.T) {
 	l := loadReal(t)
+	rep := report.Open(t, "canary") // PROCAGE_REPORT_DIR: sizes and raw results
 	before := l.Compiles()
 	code, err := l.Compile("(version 1)(deny default)", nil)
+	rep.Canary(compileRow("(version 1)(deny default)", code, err))
 	if err != nil {
 		t.Fatalf("Compile((version 1)(deny default)) on %s: %v", osBuild(), err)
 	}
@@ -69,10 +88,12 @@ func TestCanaryCompile(t *testing.T) {
 	// compiles, and an unknown form is a CompileError with a message.
 	code2, err := l.Compile(`(version 1)(deny default)(allow file-read* (literal (param "P")))`,
 		[]Param{{"P", "/private/tmp/procage-canary"}})
+	rep.Canary(compileRow(`(version 1)(deny default)(allow file-read* (literal (param "P"))) P=/private/tmp/procage-canary`, code2, err))
 	if err != nil || len(code2) == 0 {
 		t.Fatalf("Compile with a parameter = %d bytes, %v", len(code2), err)
 	}
 	_, err = l.Compile("(version 1)(procage-no-such-form)", nil)
+	rep.Canary(compileRow("(version 1)(procage-no-such-form)", nil, err))
 	var ce *CompileError
 	if !errors.As(err, &ce) || ce.Message == "" {
 		t.Errorf("Compile of an unknown form = %v, want *CompileError with libsandbox's message", err)
@@ -104,19 +125,21 @@ func skipIfSandboxed(t *testing.T, l *Lib) {
 		t.Fatalf("sandbox_check says sandboxed=%v, raw call 2 says %v (result %d) on %s", sandboxed, raw, *c.Result(), osBuild())
 	}
 	if sandboxed {
-		t.Skip("the test process is already sandboxed (e.g. run under Codex or Claude Code): answers would reflect the outer sandbox")
+		testenv.Skip(t, testenv.ReasonSandboxed, "answers would reflect the outer sandbox (e.g. run under Codex or Claude Code)")
 	}
 }
 
 func TestCanaryChecks(t *testing.T) {
 	l := loadReal(t)
 	skipIfSandboxed(t, l)
+	rep := report.Open(t, "canary")
 
 	// The raw call-2 self check the child uses agrees: allowed, result 0.
 	c := NewSelfCheck(os.Getpid())
 	r, _, errno := purego.SyscallN(l.MacSyscallAddr(),
 		uintptr(unsafe.Pointer(&PolicyName[0])), CallCheck, uintptr(c.Arg()))
 	runtime.KeepAlive(c)
+	rep.Canary(rawRow("self, unsandboxed", r, errno, *c.Result()))
 	if int32(r) != 0 || *c.Result() != 0 {
 		t.Errorf("raw call-2 self check = %d (errno %d), result %d; want 0, 0 for an unsandboxed process", int32(r), errno, *c.Result())
 	}
@@ -124,6 +147,7 @@ func TestCanaryChecks(t *testing.T) {
 	// A filtered check (raw call 2, marker form) of an unsandboxed process:
 	// nothing is denied.
 	denied, err := l.Check(os.Getpid(), "mach-lookup", FilterGlobalName, "org.procage.canary.marker", CheckNoReport)
+	rep.Canary(report.CanaryRow{Call: "Check", Input: "self mach-lookup org.procage.canary.marker", Note: fmt.Sprintf("denied=%v err=%v", denied, err)})
 	if err != nil || denied {
 		t.Errorf("marker check of self = %v, %v; want false, nil", denied, err)
 	}
@@ -137,6 +161,7 @@ func TestCanaryIssueExtension(t *testing.T) {
 		t.Fatal(err)
 	}
 	tok, err := l.IssueExtension(ExtensionRead, dir)
+	report.Open(t, "canary").Canary(report.CanaryRow{Call: "sandbox_extension_issue_file", Input: ExtensionRead, Note: fmt.Sprintf("token %d bytes, err=%v", len(tok), err)})
 	if err != nil {
 		t.Fatalf("IssueExtension(%s) on %s: %v", dir, osBuild(), err)
 	}
@@ -153,7 +178,7 @@ func TestCanaryIssueExtension(t *testing.T) {
 // so a wrong kernel filter kind, flag translation or result reading would
 // pass TestCanaryChecks vacuously; here a denial must be seen. The oracle is
 // /usr/bin/sandbox-exec, which still works unsandboxed on macOS 26
-// (libsandbox.md §10).
+// (nolabs-ai/nono#1646 shows it working outside an outer sandbox).
 func TestCanaryCheckDenies(t *testing.T) {
 	l := loadReal(t)
 	skipIfSandboxed(t, l)
@@ -195,6 +220,7 @@ func TestCanaryCheckDenies(t *testing.T) {
 		t.Fatalf("sandbox-exec child on %s did not start within 30s", osBuild())
 	}
 	pid := cmd.Process.Pid
+	rep := report.Open(t, "canary")
 
 	if sb, err := l.IsSandboxed(pid); err != nil || !sb {
 		t.Errorf("IsSandboxed(sandbox-exec child) = %v, %v; want true", sb, err)
@@ -203,6 +229,7 @@ func TestCanaryCheckDenies(t *testing.T) {
 	r, _, errno := purego.SyscallN(l.MacSyscallAddr(),
 		uintptr(unsafe.Pointer(&PolicyName[0])), CallCheck, uintptr(c.Arg()))
 	runtime.KeepAlive(c)
+	rep.Canary(rawRow("sandbox-exec child", r, errno, *c.Result()))
 	if int32(r) != 0 || *c.Result() == 0 {
 		t.Errorf("raw call-2 check of the sandboxed child = %d (errno %d), result %d; want 0, non-zero", int32(r), errno, *c.Result())
 	}
@@ -218,6 +245,7 @@ func TestCanaryCheckDenies(t *testing.T) {
 		{"file-read-data", FilterPath, "/private/etc/shells", false},
 	} {
 		denied, err := l.Check(pid, tc.op, tc.ft, tc.arg, CheckNoReport)
+		rep.Canary(report.CanaryRow{Call: "Check", Input: fmt.Sprintf("sandbox-exec child %s filter %d %s", tc.op, tc.ft, tc.arg), Note: fmt.Sprintf("denied=%v err=%v", denied, err)})
 		if err != nil || denied != tc.want {
 			t.Errorf("Check(child, %s, filter %d, %q) on %s = %v, %v; want %v", tc.op, tc.ft, tc.arg, osBuild(), denied, err, tc.want)
 		}

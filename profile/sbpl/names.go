@@ -1,6 +1,6 @@
 package sbpl
 
-//go:generate go run ./internal/gennames -data ../../../shared/reference/data -o znames.go
+//go:generate go run ./internal/gennames -data internal/gennames/data -o znames.go
 
 import (
 	"sort"

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/internal/report"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
@@ -23,20 +25,16 @@ import (
 
 const sandboxExec = "/usr/bin/sandbox-exec"
 
-// requireSeatbelt fails the test if sandbox-exec cannot apply a profile,
-// and skips it only when the test process is already sandboxed: a
-// sandboxed process may not apply another profile, and sandbox_init then
-// fails with EPERM, which sandbox-exec prints as "Operation not permitted".
+// requireSeatbelt skips only when sandbox_check says the test process is
+// already sandboxed (a sandboxed process may not apply another profile),
+// and otherwise fails the test if sandbox-exec cannot apply a profile.
 func requireSeatbelt(tb testing.TB) {
 	tb.Helper()
+	testenv.RequireUnsandboxed(tb)
 	out, err := exec.Command(sandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true").CombinedOutput()
-	if err == nil {
-		return
+	if err != nil {
+		tb.Fatalf("sandbox-exec cannot apply a profile: %v: %s", err, out)
 	}
-	if bytes.Contains(out, []byte("Operation not permitted")) {
-		tb.Skipf("the test process is already sandboxed: %s", out)
-	}
-	tb.Fatalf("sandbox-exec cannot apply a profile: %v: %s", err, out)
 }
 
 // q quotes a string for SBPL.
@@ -117,6 +115,8 @@ func checkInChild(tb testing.TB, lib *libsandbox.Lib, profile string, params map
 
 func TestDecideMatchesSeatbelt(t *testing.T) {
 	requireSeatbelt(t)
+	// With PROCAGE_REPORT_DIR set, one row per case (internal/report).
+	rep := report.Open(t, "sim")
 	dir, err := filepath.EvalSymlinks(t.TempDir()) // /var/folders/... is /private/var/folders/...
 	if err != nil {
 		t.Fatal(err)
@@ -164,10 +164,12 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src := allowAll + tt.rules
 			got := run(t, src, tt.params, "/bin/cat", tt.path)
-			d, err := decide(t, src, Access{Op: "file-read-data", Path: tt.path, VnodeType: "REGULAR-FILE", Params: tt.params})
+			a := Access{Op: "file-read-data", Path: tt.path, VnodeType: "REGULAR-FILE", Params: tt.params}
+			d, err := decide(t, src, a)
 			if err != nil {
 				t.Fatal(err)
 			}
+			rep.Sim(simRow(tt.name, src, a, d, report.Outcome(got), ""))
 			if got != d.Allowed {
 				t.Errorf("%s: cat %s under %s: Seatbelt allowed=%v, simulator %v", tt.name, tt.path, src, got, d)
 			}
@@ -184,10 +186,12 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 		for _, tt := range tests {
 			src := allowAll + tt.rules
 			denied := checkInChild(t, lib, src, tt.params, tt.path)
-			d, err := decide(t, src, Access{Op: "file-read-data", Path: tt.path, VnodeType: "REGULAR-FILE", Params: tt.params})
+			a := Access{Op: "file-read-data", Path: tt.path, VnodeType: "REGULAR-FILE", Params: tt.params}
+			d, err := decide(t, src, a)
 			if err != nil {
 				t.Fatal(err)
 			}
+			rep.Sim(simRow(tt.name, src, a, d, "", report.Outcome(!denied)))
 			if !denied != d.Allowed {
 				t.Errorf("%s: sandbox_check(file-read-data, %s) under %s: denied=%v, simulator %v", tt.name, tt.path, src, denied, d)
 			}
@@ -198,10 +202,12 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 		src := allowAll + `(deny process-exec* (literal "/bin/cat"))`
 		// sh is allowed to run; its exec of cat is what the rule refuses.
 		got := run(t, src, nil, "/bin/sh", "-c", "/bin/cat /dev/null")
-		d, err := decide(t, src, Access{Op: "process-exec*", Path: "/bin/cat", VnodeType: "REGULAR-FILE"})
+		a := Access{Op: "process-exec*", Path: "/bin/cat", VnodeType: "REGULAR-FILE"}
+		d, err := decide(t, src, a)
 		if err != nil {
 			t.Fatal(err)
 		}
+		rep.Sim(simRow("process-exec", src, a, d, report.Outcome(got), ""))
 		if got != d.Allowed || got {
 			t.Errorf("exec /bin/cat under %s: Seatbelt allowed=%v, simulator %v", src, got, d)
 		}
@@ -229,10 +235,12 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 		} {
 			src := allowAll + rules
 			got := run(t, src, nil, "/usr/bin/nc", "-U", sock)
-			d, err := decide(t, src, Access{Op: "network-outbound", Addr: sock})
+			a := Access{Op: "network-outbound", Addr: sock}
+			d, err := decide(t, src, a)
 			if err != nil {
 				t.Fatal(err)
 			}
+			rep.Sim(simRow("unix-socket", src, a, d, report.Outcome(got), ""))
 			if got != d.Allowed {
 				t.Errorf("nc -U %s under %s: Seatbelt allowed=%v, simulator %v", sock, src, got, d)
 			}
@@ -250,10 +258,12 @@ func TestDecideMatchesSeatbelt(t *testing.T) {
 			// name is not documented.
 			_, out := runOut(t, src, nil, "/usr/sbin/sysctl", "-n", "kern.ostype")
 			got := strings.TrimSpace(out) == "Darwin"
-			d, err := decide(t, src, Access{Op: "sysctl-read", Name: "kern.ostype"})
+			a := Access{Op: "sysctl-read", Name: "kern.ostype"}
+			d, err := decide(t, src, a)
 			if err != nil {
 				t.Fatal(err)
 			}
+			rep.Sim(simRow("sysctl", src, a, d, report.Outcome(got), ""))
 			if got != d.Allowed {
 				t.Errorf("sysctl kern.ostype under %s: Seatbelt allowed=%v, simulator %v", src, got, d)
 			}
@@ -322,8 +332,13 @@ func variantArgv(tb testing.TB, a Access) []string {
 // which readings of Seatbelt (sim.Variants) agree with it, one
 // "variant-case" line per case; it fails when Default does not, naming the
 // variants that do, so the default can be changed to what macOS follows.
+//
+// With PROCAGE_REPORT_DIR set, each case writes one row for Default and
+// one per one-rule alternative (sim.Alternatives), named in the row's
+// variant column.
 func TestVariantsOnSeatbelt(t *testing.T) {
 	requireSeatbelt(t)
+	rep := report.Open(t, "sim")
 	for _, c := range variantCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -342,10 +357,28 @@ func TestVariantsOnSeatbelt(t *testing.T) {
 			}
 			src := c.source(dir)
 			var got bool
+			var execOut, checkOut string
 			if c.check {
 				got = !checkOpInChild(t, src, c.access(dir))
+				checkOut = report.Outcome(got)
 			} else {
 				got = run(t, src, nil, variantArgv(t, c.access(dir))...)
+				execOut = report.Outcome(got)
+			}
+			prof, err := sbpl.Parse(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range append([]Variant{Default}, Alternatives()...) {
+				d, err := v.Decide(prof, c.access(dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				row := simRow("variant: "+c.name, src, c.access(dir), d, execOut, checkOut)
+				if v != Default {
+					row.Variant = v.String()
+				}
+				rep.Sim(row)
 			}
 			var agree []string
 			for v, allowed := range variantVerdicts(t, c, dir) {
@@ -394,4 +427,11 @@ func TestFilteredDeniesOnSeatbelt(t *testing.T) {
 	if got || d.Allowed {
 		t.Errorf("write %s under a Seatbelt-layer (deny file-write*): Seatbelt allowed=%v, simulator %v", file, got, d)
 	}
+}
+
+// simRow is a case's row in the kernel report (internal/report); exec and
+// check are the sandbox-exec and sandbox_check outcomes, "" when not asked.
+func simRow(name, src string, a Access, d Decision, exec, check string) report.SimRow {
+	return report.SimRow{Case: name, Profile: src, Params: a.Params, Access: a.String(),
+		SandboxExec: exec, SandboxCheck: check, SimAllowed: d.Allowed, SimRule: d.Rule, SimDecision: d.String()}
 }

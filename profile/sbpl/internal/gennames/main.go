@@ -1,6 +1,7 @@
 // Command gennames writes znames.go, the Seatbelt operation, filter and
-// modifier tables, from the plain-text name lists in the project's shared
-// reference data. Run it through go generate in profile/sbpl:
+// modifier tables, from the plain-text name lists in its data folder (each
+// opens with its public provenance). Run it through go generate in
+// profile/sbpl:
 //
 //	go generate ./profile/sbpl
 package main
@@ -19,7 +20,7 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "../../../shared/reference/data", "folder holding the sbpl-*.txt name lists")
+	data := flag.String("data", "internal/gennames/data", "folder holding the sbpl-*.txt name lists")
 	out := flag.String("o", "znames.go", "output file")
 	flag.Parse()
 

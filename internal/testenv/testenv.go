@@ -1,0 +1,111 @@
+// Package testenv is the one place where procage's darwin tests decide to
+// skip, so that every skip names one of a few reasons and CI can turn skips
+// into failures.
+//
+//	func TestCage(t *testing.T) {
+//		testenv.RequireUnsandboxed(t) // darwin; skips only inside another sandbox
+//		...
+//	}
+//
+// A skip message starts with [Marker] and the reason, e.g.
+// "procage-skip(already-sandboxed): ...", so the CI skip guard
+// (internal/ci/skipguard) reports why. With PROCAGE_STRICT_SKIP set to anything
+// but "" or "0" (the macOS lane sets it to 1), [Skip] fails the test instead:
+// a runner that is itself sandboxed must fail loudly, not pass quietly.
+//
+// Call these helpers on the test's own goroutine: testing's Skip and Fatal
+// end only the goroutine that calls them.
+//
+// # Limitations
+//
+// Only a skip that goes through this package is named and made strict; a
+// direct t.Skip elsewhere is caught by the skip guard's allow-list instead.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// StrictEnv names the setting that turns [Skip] into a failure.
+const StrictEnv = "PROCAGE_STRICT_SKIP"
+
+// CaseSensitiveVolumeEnv names the mount point of a case-sensitive volume
+// for the tests that need one (the macOS lane attaches one with hdiutil).
+const CaseSensitiveVolumeEnv = "PROCAGE_CASE_SENSITIVE_VOLUME"
+
+// Marker opens every skip message this package writes.
+const Marker = "procage-skip"
+
+// Reason is why a test skips.
+type Reason string
+
+// The reasons a darwin test may skip.
+const (
+	// ReasonSandboxed: the test process already runs in a Seatbelt
+	// sandbox (under Codex, Claude Code and the like), where macOS refuses
+	// to apply another profile.
+	ReasonSandboxed Reason = "already-sandboxed"
+	// ReasonNoCaseSensitiveVolume: CaseSensitiveVolumeEnv is not set.
+	ReasonNoCaseSensitiveVolume Reason = "no-case-sensitive-volume"
+	// ReasonTempDirOverridden: $TMPDIR is not macOS's per-user directory,
+	// so a test about that directory has no subject.
+	ReasonTempDirOverridden Reason = "tmpdir-overridden"
+)
+
+// Strict reports whether skips are failures in this run.
+func Strict() bool {
+	v := os.Getenv(StrictEnv)
+	return v != "" && v != "0"
+}
+
+// Message is the text [Skip] reports for reason and detail.
+func Message(reason Reason, detail string) string {
+	return fmt.Sprintf("%s(%s): %s", Marker, reason, detail)
+}
+
+// Skip skips the test for reason, or fails it when [Strict].
+func Skip(tb testing.TB, reason Reason, detail string) {
+	tb.Helper()
+	if Strict() {
+		tb.Fatalf("%s [%s is set: skips are failures]", Message(reason, detail), StrictEnv)
+		return
+	}
+	tb.Skip(Message(reason, detail))
+}
+
+// CaseSensitiveVolume returns a fresh directory on the case-sensitive volume
+// named by CaseSensitiveVolumeEnv, removed at cleanup. It skips when the
+// variable is unset and fails when the volume is missing or folds case.
+func CaseSensitiveVolume(tb testing.TB) string {
+	tb.Helper()
+	mnt := os.Getenv(CaseSensitiveVolumeEnv)
+	if mnt == "" {
+		Skip(tb, ReasonNoCaseSensitiveVolume, CaseSensitiveVolumeEnv+" is not set")
+		return ""
+	}
+	dir, err := os.MkdirTemp(mnt, "procage-test-")
+	if err != nil {
+		tb.Fatalf("%s=%s: %v", CaseSensitiveVolumeEnv, mnt, err)
+		return ""
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		tb.Fatal(err)
+		return ""
+	}
+	if err := os.WriteFile(filepath.Join(dir, "probe"), nil, 0o600); err != nil {
+		tb.Fatal(err)
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "PROBE")); err == nil {
+		tb.Fatalf("%s=%s folds case: PROBE names probe", CaseSensitiveVolumeEnv, mnt)
+		return ""
+	}
+	if err := os.Remove(filepath.Join(dir, "probe")); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
