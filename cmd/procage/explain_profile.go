@@ -16,7 +16,10 @@ const explainProfileSynopsis = `explain --profile FILE [--param NAME=VALUE]... O
 
 Says whether the SBPL profile in FILE, exactly as written (no procage layers),
 allows OPERATION on ARGUMENT, and names the deciding rule by its line in FILE,
-using procage's model of Seatbelt (nothing runs). ARGUMENT is read as for
+using procage's model of Seatbelt (nothing runs). FILE may use the Scheme
+hand-written profiles do: (define NAME VALUE), and (if (param "K") ...),
+(when ...), (unless ...), (begin ...) decided by the --param values; not
+import. ARGUMENT is read as for
 explain without --profile, and is taken as the kernel spells it (no symbolic
 link resolution). Where a reading of Seatbelt that macOS has not been
 measured to follow would decide otherwise, a note names it. Exit status: 0 allowed, 1 denied, 2 bad
@@ -78,7 +81,7 @@ func cmdExplainProfile(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 2, usagef("--profile: %v", err)
 	}
-	prof, lines, err := sbpl.ParseLines(string(src))
+	prof, lines, err := sbpl.ReadProfile(string(src), access.Params)
 	if err != nil {
 		return 2, usagef("%s: %v", file, err)
 	}

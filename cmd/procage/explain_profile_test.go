@@ -38,6 +38,18 @@ func TestExplainProfile(t *testing.T) {
 (allow file-read* (subpath "/usr/lib"))
 (allow file-read* (subpath (param "ROOT")))
 `)
+	// The shape of Nix's sandbox-defaults.sb (NixOS/nix
+	// src/libstore/unix/build/sandbox-defaults.sb): a define of a
+	// parameter, and local networking only when a parameter is set.
+	nix := writeProfile(t, `(version 1)
+(define TMPDIR (param "_GLOBAL_TMP_DIR"))
+(deny default)
+(deny file-write-setugid)
+(allow file* process-exec (subpath TMPDIR))
+(if (param "_ALLOW_LOCAL_NETWORKING")
+    (begin
+      (allow network* (remote ip "localhost:*"))))
+`)
 	tests := []struct {
 		name string
 		args []string
@@ -57,6 +69,10 @@ func TestExplainProfile(t *testing.T) {
 		{"param unbound", []string{"--profile", alias, "file-read-data", "/opt/r/x"}, 1, alias + ":2"},
 		{"unknown filter could decide", []string{"--profile", alias, "iokit-open-user-client", "RootDomainUserClient"}, 2, alias + ":3"},
 		{"unknown operation could decide", []string{"--profile", alias, "ipc-posix-shm-read-data", "x"}, 2, alias + ":4"},
+		{"nix: build dir write", []string{"--profile", nix, "--param", "_GLOBAL_TMP_DIR=/private/tmp/nix", "file-write-data", "/private/tmp/nix/x"}, 0, nix + ":5"},
+		{"nix: setugid in the build dir", []string{"--profile", nix, "--param", "_GLOBAL_TMP_DIR=/private/tmp/nix", "file-write-setugid", "/private/tmp/nix/x"}, 1, "denied by " + nix + ":4"},
+		{"nix: no local networking", []string{"--profile", nix, "network-outbound", "127.0.0.1:80"}, 1, nix + ":3"},
+		{"nix: local networking", []string{"--profile", nix, "--param", "_ALLOW_LOCAL_NETWORKING=1", "network-outbound", "127.0.0.1:80"}, 0, "allowed by " + nix + ":8"},
 		{"bad param", []string{"--profile", alias, "--param", "ROOT", "file-read-data", "/x"}, 2, "NAME=VALUE"},
 		{"missing file", []string{"--profile", filepath.Join(t.TempDir(), "none.sb"), "file-read-data", "/x"}, 2, "--profile"},
 		{"bad access", []string{"--profile", alias, "file-read-data", "relative"}, 2, "absolute path"},
