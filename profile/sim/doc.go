@@ -39,9 +39,10 @@
 //     unsettled ones are [Variant]s (the order of nested wildcards,
 //     file-read* before file*, among them); same-sandbox covering children
 //     and the fallback without a default rule are inferred.
-//   - Only (version N), (debug ...) and allow and deny rules are read:
-//     profiles that define, import or branch (Chromium's, Apple's) must be
-//     flattened first. Aliases of Apple's SBPL prelude (process-exec,
+//   - Profiles are read by package sbpl: rules, (debug ...), and with
+//     [sbpl.ReadProfile] constant defines and conditions on parameters;
+//     profiles that import or define procedures (Chromium's, Apple's) must
+//     be flattened first. Aliases of Apple's SBPL prelude (process-exec,
 //     ipc-posix-shm, iokit-user-client-class, ...) are understood.
 //   - Unicode normalization covers precomposed Latin letters only (a table
 //     generated from Unicode NFD data); other scripts' compositions,
