@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 
 	"github.com/procage-go/procage/internal/libsandbox"
@@ -25,6 +26,8 @@ type Cage struct {
 	cfg      config
 	resolver *pathresolve.Resolver
 	home     string
+	zdotdir  string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
+	trees    []pathresolve.Tree // the policy's subpath trees, kernel spelling
 	rewrites []Rewrite
 	plan     *profile.Plan
 	text     string
@@ -85,6 +88,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		Resolved: c.resolvedMap,
 		Links:    c.links,
 		Home:     c.home,
+		ZDotDir:  c.zdotdir,
 		Limit:    cfg.effectiveLimit(),
 	})
 	if err != nil {
@@ -177,7 +181,19 @@ func (c *Cage) resolve() error {
 	refuseCaseSensitive := hostEnforces || c.cfg.fsSet
 	c.resolvedMap = map[string]string{}
 	links := map[string]bool{}
+	results := map[string]pathresolve.Result{}
 	inputs := append(c.policy.Paths(), home)
+	// zsh reads its startup files from $ZDOTDIR; the user's later shells
+	// see the caller's value.
+	zdot := os.Getenv("ZDOTDIR")
+	if zdot != "" {
+		zdot = path.Clean(zdot)
+	}
+	if pathresolve.CheckAbs(zdot) != nil {
+		zdot = ""
+	} else {
+		inputs = append(inputs, zdot)
+	}
 	for _, p := range inputs {
 		if _, done := c.resolvedMap[p]; done {
 			continue
@@ -190,6 +206,7 @@ func (c *Cage) resolve() error {
 			return &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
 		c.resolvedMap[p] = res.Path
+		results[p] = res
 		c.rewrites = append(c.rewrites, res.Rewrites...)
 		for _, l := range res.Links {
 			links[l] = true
@@ -197,11 +214,32 @@ func (c *Cage) resolve() error {
 		if p == home {
 			c.home = res.Path
 		}
+		if p == zdot {
+			c.zdotdir = res.Path
+		}
 	}
 	for l := range links {
 		c.links = append(c.links, l)
 	}
 	slices.Sort(c.links)
+	// A link that could redirect a policy path is refused unless accepted
+	// (pathresolve.CheckLinks); the home directory is the caller's own.
+	written := map[string]bool{}
+	for _, r := range c.policy.FSRules() {
+		write := r.Access&profile.AccessWrite != 0
+		written[r.Path] = written[r.Path] || write
+		if r.Target == profile.Subpath {
+			c.trees = append(c.trees, pathresolve.Tree{Path: c.resolvedMap[r.Path], Writable: write})
+		}
+	}
+	for _, p := range c.policy.UnixSockets() {
+		written[p] = true // bound and connected to
+	}
+	for _, p := range c.policy.Paths() {
+		if err := pathresolve.CheckLinks(results[p], written[p], c.trees, c.cfg.acceptedLink); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

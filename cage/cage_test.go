@@ -17,7 +17,9 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/pathresolve/pathresolvetest"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sim"
 )
 
 func TestNewAlreadySandboxed(t *testing.T) {
@@ -496,5 +498,78 @@ func TestExecTargetOnlyParams(t *testing.T) {
 	}
 	if plain := keys(plainCage.SpawnParams("/x", "m")); len(plain) != 0 {
 		t.Errorf("a policy without per-spawn parameters binds %v", plain)
+	}
+}
+
+// The caller's $ZDOTDIR, resolved, reaches the trust-handoff class: zsh
+// reads the user's startup files there.
+func TestZDotDirProtected(t *testing.T) {
+	t.Setenv("ZDOTDIR", "/tmp/zdot/")
+	c, err := cage.New(mustPolicy(t, profile.ReadWrite("/tmp")), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `(literal "/private/tmp/zdot/.zshrc")`; !strings.Contains(c.Plan(), want) {
+		t.Errorf("plan lacks %s", want)
+	}
+	t.Setenv("ZDOTDIR", "relative")
+	c, err = cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatalf("a relative ZDOTDIR: %v", err)
+	}
+	if strings.Contains(c.Plan(), "relative") {
+		t.Error("a relative ZDOTDIR reached the plan")
+	}
+}
+
+// A link planted by one run does not redirect a later policy path or
+// grant (issue 12 item 3): proj/build/cache -> the home directory.
+func TestPlantedLinkRefused(t *testing.T) {
+	const home = pathresolvetest.Home
+	fsys := simFS(t)
+	if err := fsys.MkdirAll(home + "/project/build"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Symlink(home, home+"/project/build/cache"); err != nil {
+		t.Fatal(err)
+	}
+	opts := func(extra ...cage.Option) []cage.Option {
+		return append([]cage.Option{
+			cage.WithFS(fsys, fsys.Firmlinks()), cage.WithHome(home),
+			cage.WithSandboxCheck(func() (bool, error) { return false, nil }), cage.WithCompiler(&countingCompiler{}),
+		}, extra...)
+	}
+	pol := mustPolicy(t, profile.ReadWrite(home+"/project"), profile.ReadWrite(home+"/project/build/cache"))
+	_, err := cage.New(pol, opts()...)
+	var le *cage.LinkError
+	if !errors.As(err, &le) || !errors.Is(err, pathresolve.ErrSuspectLink) || le.Link != home+"/project/build/cache" || le.Resolved != home {
+		t.Fatalf("New through a planted link = %v, want a *LinkError naming the link", err)
+	}
+	c, err := cage.New(pol, opts(cage.AcceptLink(home+"/project/build/cache"))...)
+	if err != nil {
+		t.Fatalf("New with the link accepted: %v", err)
+	}
+	if !strings.Contains(c.Plan(), `(subpath "/Users/me")`) {
+		t.Errorf("the accepted link's target is not in the plan")
+	}
+	// What the refusal prevents: through the link, the whole home directory
+	// is writable (simulator).
+	d, err := sim.Decide(c.PlanRules().Profile, sim.Access{Op: "file-write-data", Path: home + "/notes.txt"})
+	if err != nil || !d.Allowed {
+		t.Errorf("with the link accepted, writing the home directory: %v, %v; the canary no longer shows the redirect", d, err)
+	}
+
+	// The same link as a grant of a spawn.
+	c, err = cage.New(mustPolicy(t, profile.ReadWrite(home+"/project")), opts()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := c.Command(t.Context(), "/usr/bin/true")
+	cmd.Grants = []cage.Grant{{Path: home + "/project/build/cache", Write: true}}
+	if err := cmd.Start(); !errors.As(err, &le) {
+		t.Errorf("Start with a grant through a planted link = %v, want a *LinkError", err)
+	}
+	if _, err := cage.New(pol, opts(cage.AcceptLink("relative"))...); err == nil {
+		t.Error("AcceptLink with a relative path was accepted")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -123,6 +124,8 @@ func (cmd *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
+	// The child's own terminal, and no other, is granted per spawn.
+	grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
 	if cmd.cage.policy.ExecTargetOnly() {
 		// The profile names the target as the kernel sees it.
 		res, err := r.Resolve(cmd.Path)
@@ -235,9 +238,14 @@ type grant struct {
 }
 
 // resolveGrants resolves each grant to its kernel spelling through r (see
-// grantResolver) and refuses grants on case-sensitive volumes.
+// grantResolver), refuses grants on case-sensitive volumes and grants
+// through a suspect link (pathresolve.CheckLinks, with the policy's trees
+// and this spawn's grants as trees).
 func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, error) {
 	var out []grant
+	var results []pathresolve.Result
+	var writes []bool
+	trees := slices.Clone(c.trees)
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
 		if err != nil {
@@ -246,11 +254,18 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 		if res.CaseSensitive {
 			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
+		results, writes = append(results, res), append(writes, g.Write)
+		trees = append(trees, pathresolve.Tree{Path: res.Path, Writable: g.Write})
 		class := profile.ExtensionRead
 		if g.Write {
 			class = profile.ExtensionReadWrite
 		}
 		out = append(out, grant{path: res.Path, class: class})
+	}
+	for i, res := range results {
+		if err := pathresolve.CheckLinks(res, writes[i], trees, c.cfg.acceptedLink); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

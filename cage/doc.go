@@ -24,6 +24,12 @@
 // own volumes are only described (no Seatbelt will enforce the plan there),
 // so the refusal applies to a simulated view given with [WithFS].
 //
+// A policy path or grant that resolves through a symbolic link inside a
+// tree the policy grants, leading out of that tree, or through a link
+// leading to its own ancestor, is a [*LinkError]: that is what a link a
+// caged child planted in an earlier run looks like (build/cache -> the
+// home directory). Accept a link you trust with [AcceptLink].
+//
 // A policy is compiled once per cage and the bytecode reused for every
 // spawn, unless its profile has per-spawn parameters: a forking policy
 // ([profile.Fork]) binds a per-run marker and an [profile.ExecTargetOnly]
@@ -41,7 +47,9 @@
 // confirms that it is sandboxed, consumes the spawn's [Grant] tokens, marks
 // every inherited descriptor close-on-exec, and only then executes the
 // target. If any step fails the target never runs and Start returns an
-// [*ApplyError] naming the step.
+// [*ApplyError] naming the step. The profile names no terminal but
+// /dev/tty: each spawn grants read-write the terminals its Stdin, Stdout or
+// Stderr (an *os.File) is open on, and no other.
 //
 // Before the first spawn in a process, [Probe] checks that the in-child
 // apply works on this release (a (deny default) child of /usr/bin/true must
@@ -63,7 +71,7 @@
 //
 // # Errors
 //
-// [ErrAlreadySandboxed], [*CaseSensitiveError], [*LimitError],
+// [ErrAlreadySandboxed], [*CaseSensitiveError], [*LinkError], [*LimitError],
 // [*CompileError], [*ApplyError] (errors.Is(err, fs.ErrPermission) for a
 // denied step) and [*UnsupportedError] (errors.Is(err,
 // errors.ErrUnsupported)); a target's non-zero exit is an *exec.ExitError.

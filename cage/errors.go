@@ -26,6 +26,13 @@ var ErrRunNotEnded = errors.New("cage: processes of the run were still alive aft
 // errors.Is(err, pathresolve.ErrCaseSensitive) holds.
 type CaseSensitiveError = pathresolve.CaseSensitiveError
 
+// LinkError reports a policy path or grant that resolves through a
+// symbolic link a caged child could have planted: a link inside a tree the
+// policy grants that leads out of it, or one that leads to its own
+// ancestor. Accept a link you trust with [AcceptLink].
+// errors.Is(err, pathresolve.ErrSuspectLink) holds.
+type LinkError = pathresolve.LinkError
+
 // LimitError reports a profile with more rules than the compile limit
 // ([WithCompileLimit], default [profile.DefaultLimit]): libsandbox aborts
 // its caller on very large profiles, so the count is checked first.

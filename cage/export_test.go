@@ -35,3 +35,13 @@ func (c *Cage) SpawnParams(target, marker string) []libsandbox.Param {
 }
 
 func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }
+
+// TerminalGrants returns the paths and classes of the terminal grants a
+// spawn with these stdio values would carry.
+func TerminalGrants(stdio ...any) [][2]string {
+	var out [][2]string
+	for _, g := range terminalGrants(stdio...) {
+		out = append(out, [2]string{g.path, g.class})
+	}
+	return out
+}

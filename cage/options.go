@@ -3,6 +3,8 @@ package cage
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/pathresolve"
@@ -62,6 +64,7 @@ type config struct {
 	fsSet       bool
 	home        string
 	privateTemp bool
+	links       []string // accepted links, kernel spelling
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler
@@ -146,6 +149,27 @@ func WithHome(dir string) Option {
 // and removed when the run ends.
 func WithPrivateTemp() Option {
 	return optionFunc(func(c *config) error { c.privateTemp = true; return nil })
+}
+
+// AcceptLink accepts policy paths and grants that resolve through the
+// symbolic link at path (its kernel spelling, as a [*LinkError] names it),
+// which [New] and [Cmd.Start] otherwise refuse: a link inside a tree the
+// policy grants that leads out of it, or one that leads to its own
+// ancestor, is what a link planted by a caged child looks like.
+func AcceptLink(path string) Option {
+	return optionFunc(func(c *config) error {
+		if err := pathresolve.CheckAbs(path); err != nil {
+			return fmt.Errorf("cage: AcceptLink: %w", err)
+		}
+		c.links = append(c.links, path)
+		return nil
+	})
+}
+
+// acceptedLink reports whether the caller accepted link (case folded, as
+// the kernel compares names).
+func (c *config) acceptedLink(link string) bool {
+	return slices.ContainsFunc(c.links, func(l string) bool { return strings.EqualFold(l, link) })
 }
 
 func (c *config) effectiveLimit() int {

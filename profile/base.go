@@ -1,7 +1,8 @@
 package profile
 
 // Bases are versioned and frozen: the rules baseV1 returns never change once
-// released. A base that needs other rules (a later macOS, a broader set of
+// released, except to close an escape (each such change says so where it
+// is made). A base that needs other rules (a later macOS, a broader set of
 // programs) is a new constant, BaseV2, with its own function here; BaseV1
 // keeps lowering to exactly what it lowered to before.
 
@@ -115,8 +116,12 @@ func baseV1() []sbpl.Rule {
 			Comment: "entropy devices (Apple system.sb)"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write-data"}, Filters: append(literals("/dev/stdin", "/dev/stdout", "/dev/stderr"), sbpl.Subpath("/dev/fd")),
 			Comment: "descriptors the child already holds, reopened by name (bash process substitution, cat /dev/stdin; Apple system.sb)"},
-		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write-data", "file-ioctl"}, Filters: []*sbpl.Filter{sbpl.Literal("/dev/tty"), sbpl.F("regex", `^/dev/ttys[0-9]+$`)},
-			Comment: "tty ioctls (tcgetattr, TIOCGWINSZ) on an inherited terminal; a tty opened before the profile still needs file-ioctl (agent-safehouse)"},
+		// Security fix after release (issue 12): this rule named every
+		// /dev/ttys[0-9]+, so a child could read and type into other
+		// terminals. The child's own terminal is now granted per spawn
+		// (the header's tty rule); /dev/tty is its controlling terminal.
+		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write-data", "file-ioctl"}, Filters: []*sbpl.Filter{sbpl.Literal("/dev/tty")},
+			Comment: "the controlling terminal, whichever it is: tty ioctls (tcgetattr, TIOCGWINSZ) need file-ioctl (agent-safehouse); other terminals are not named"},
 		{Effect: sbpl.Allow, Ops: []string{"sysctl-read"}, Filters: sysctls,
 			Comment: "sysctl-read of the names uname(3), sysconf(3) and the Go and Rust runtimes need, never all (Chromium common.sb, Codex base)"},
 		{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{

@@ -7,6 +7,7 @@ package profile_test
 // tests/escape_darwin_test.go, do that on the macOS lane).
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/procage-go/procage/profile"
@@ -21,17 +22,19 @@ const home = "/Users/alice"
 func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 	t.Helper()
 	all := append([]profile.Option{
-		profile.ReadWrite(home), profile.ReadWrite("/private/tmp/y"), profile.Network(profile.NetworkOn), profile.Fork(),
+		profile.ReadWrite(home), profile.ReadWrite("/private/tmp/y"), profile.ReadWrite("/dev"), profile.Network(profile.NetworkOn), profile.Fork(),
 		profile.UnixSocket("/private/var/run/docker.sock"),
 		profile.UnixSocket(home + "/.colima/default/docker.sock"),
 		profile.MachLookup("com.apple.SecurityServer"),
 		profile.MachLookup("com.apple.coreservices.launchservicesd"),
+		profile.AcceptBroad(profile.BroadMachLookup),
 		profile.Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink (subpath "/Users/alice"))
 (allow process-info* signal mach-task-name mach-priv-task-port)
 (allow process-info-pidinfo process-info-listpids)
 (allow sysctl-read)
 (allow mach-lookup (global-name-prefix "com.apple."))
-(allow lsopen)`),
+(allow lsopen job-creation iokit-open-user-client pseudo-tty file-mount file-unmount)
+(allow file-ioctl (subpath "/dev"))`),
 	}, opts...)
 	p, err := profile.New(profile.BaseV1, all...)
 	if err != nil {
@@ -129,7 +132,7 @@ func TestCanarySecrets(t *testing.T) {
 		{"docker config", sim.Access{Op: "file-read-data", Path: home + "/.docker/config.json"}},
 		{"netrc", sim.Access{Op: "file-read-data", Path: home + "/.netrc"}},
 		{"login keychain", sim.Access{Op: "file-read-data", Path: home + "/Library/Keychains/login.keychain-db"}},
-		{"rename .docker away", sim.Access{Op: "file-write-unlink", Path: home + "/.docker"}},
+		{"rename a browser profile's parent away", sim.Access{Op: "file-write-unlink", Path: home + "/Library/Application Support/Google"}},
 		{"SecurityServer", sim.Access{Op: "mach-lookup", Name: "com.apple.SecurityServer"}},
 		{"securityd.xpc", sim.Access{Op: "mach-lookup", Name: "com.apple.securityd.xpc"}},
 	})
@@ -208,7 +211,8 @@ func TestBaseV1Necessities(t *testing.T) {
 		{Op: "file-read-data", Path: "/private/var/select/sh"},
 		{Op: "file-read-data", Path: "/dev/null"},
 		{Op: "file-write-data", Path: "/dev/null"},
-		{Op: "file-ioctl", Path: "/dev/ttys003"},
+		{Op: "file-ioctl", Path: "/dev/tty"},
+		{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{profile.ExtensionReadWrite}},
 		{Op: "file-read-data", Path: "/private/var/db/timezone/zoneinfo/Europe/Berlin"},
 		{Op: "file-read-metadata", Path: "/private/var"},
 		{Op: "sysctl-read", Name: "kern.osrelease"},
@@ -221,6 +225,7 @@ func TestBaseV1Necessities(t *testing.T) {
 		{Op: "file-read-metadata", Path: home + "/.ssh"},
 		{Op: "file-write-data", Path: "/private/tmp/x"},
 		{Op: "file-read-data", Path: "/private/var/folders/ab/T/x"},
+		{Op: "file-read-data", Path: "/dev/ttys004"},
 		{Op: "network-outbound", Addr: "93.184.216.34:443"},
 		{Op: "network-outbound", Addr: "localhost:8080"},
 		{Op: "sysctl-read", Name: "kern.procargs2"},
@@ -239,5 +244,307 @@ func TestBaseV1Necessities(t *testing.T) {
 		if d := decide(t, p, a); d.Allowed {
 			t.Errorf("Base V1: %s allowed (%s)", a, d)
 		}
+	}
+}
+
+// Issue 12 canaries: escapes a red-team review found open.
+
+func TestCanaryGitHandoff(t *testing.T) {
+	repo := home + "/src/repo"
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"commondir", sim.Access{Op: "file-write-create", Path: repo + "/.git/commondir"}},
+		{"submodule config", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/sub/config"}},
+		{"submodule hook", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/sub/hooks/post-checkout"}},
+		{"worktree commondir", sim.Access{Op: "file-write-create", Path: repo + "/.git/worktrees/wt/commondir"}},
+		{"worktree gitdir", sim.Access{Op: "file-write-data", Path: repo + "/.git/worktrees/wt/gitdir"}},
+		{"worktree config", sim.Access{Op: "file-write-create", Path: repo + "/.git/worktrees/wt/config.worktree"}},
+		{"new gitdir file", sim.Access{Op: "file-write-create", Path: home + "/src/other/.git"}},
+		{"new gitdir file case variant", sim.Access{Op: "file-write-create", Path: home + "/src/other/.GIT"}},
+		{"info attributes", sim.Access{Op: "file-write-create", Path: repo + "/.git/info/attributes"}},
+		{"rebase todo", sim.Access{Op: "file-write-create", Path: repo + "/.git/rebase-merge/git-rebase-todo"}},
+		{"config lock", sim.Access{Op: "file-write-create", Path: repo + "/.git/config.lock"}},
+		{"hook via data name", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/objects/config"}},
+	})
+	// The data git writes in ordinary commands stays writable.
+	for _, p := range []string{
+		repo + "/.git/objects/ab/cdef", repo + "/.git/index.lock", repo + "/.git/index", repo + "/.git/HEAD",
+		repo + "/.git/refs/heads/main.lock", repo + "/.git/logs/HEAD", repo + "/.git/COMMIT_EDITMSG",
+		repo + "/.git/FETCH_HEAD", repo + "/.git/packed-refs", repo + "/.git/modules/sub/objects/pack/p.pack",
+		repo + "/.git/worktrees/wt/HEAD", repo + "/.git/worktrees/wt/index",
+	} {
+		a := sim.Access{Op: "file-write-create", Path: p}
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%s: denied (%s); git's data stays writable", a, d)
+		}
+	}
+}
+
+func TestCanaryMoreSecrets(t *testing.T) {
+	runCanaries(t, profile.Secrets, []canary{
+		{"git-credentials", sim.Access{Op: "file-read-data", Path: home + "/.git-credentials"}},
+		{"gh", sim.Access{Op: "file-read-data", Path: home + "/.config/gh/hosts.yml"}},
+		{"npmrc", sim.Access{Op: "file-read-data", Path: home + "/.npmrc"}},
+		{"pypirc", sim.Access{Op: "file-read-data", Path: home + "/.pypirc"}},
+		{"cargo credentials", sim.Access{Op: "file-read-data", Path: home + "/.cargo/credentials.toml"}},
+		{"azure", sim.Access{Op: "file-read-data", Path: home + "/.azure/msal_token_cache.json"}},
+		{"chrome cookies", sim.Access{Op: "file-read-data", Path: home + "/Library/Application Support/Google/Chrome/Default/Cookies"}},
+		{"firefox", sim.Access{Op: "file-read-data", Path: home + "/Library/Application Support/Firefox/Profiles/x/logins.json"}},
+		{"system cookies", sim.Access{Op: "file-read-data", Path: home + "/Library/Cookies/Cookies.binarycookies"}},
+		{"pasteboard", sim.Access{Op: "mach-lookup", Name: "com.apple.pasteboard.1"}},
+		{"smart-card tokens", sim.Access{Op: "mach-lookup", Name: "com.apple.ctkd.token-client"}},
+	})
+}
+
+func TestCanaryMoreTrustHandoff(t *testing.T) {
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"oh-my-zsh custom", sim.Access{Op: "file-write-create", Path: home + "/.oh-my-zsh/custom/evil.zsh"}},
+		{"xdg zsh", sim.Access{Op: "file-write-create", Path: home + "/.config/zsh/.zshrc"}},
+		{"framework user site pth", sim.Access{Op: "file-write-create", Path: home + "/Library/Python/3.9/lib/python/site-packages/evil.pth"}},
+		{"framework usercustomize", sim.Access{Op: "file-write-create", Path: home + "/Library/Python/3.12/lib/python/site-packages/usercustomize.py"}},
+		{"local user site pth", sim.Access{Op: "file-write-create", Path: home + "/.local/lib/python3.12/site-packages/evil.pth"}},
+		{"local user site rename", sim.Access{Op: "file-write-unlink", Path: home + "/.local/lib/python3.12"}},
+		{"cargo config", sim.Access{Op: "file-write-data", Path: home + "/.cargo/config.toml"}},
+		{"docker cli plugin", sim.Access{Op: "file-write-create", Path: home + "/.docker/cli-plugins/docker-compose"}},
+		{"iterm2 autolaunch", sim.Access{Op: "file-write-create", Path: home + "/Library/Application Support/iTerm2/Scripts/AutoLaunch/x.py"}},
+	})
+}
+
+func TestCanaryMoreServiceManager(t *testing.T) {
+	runCanaries(t, profile.ServiceManager, []canary{
+		{"coreservicesd", sim.Access{Op: "mach-lookup", Name: "com.apple.CoreServices.coreservicesd"}},
+		{"dock", sim.Access{Op: "mach-lookup", Name: "com.apple.dock.server"}},
+		{"windowserver", sim.Access{Op: "mach-lookup", Name: "com.apple.windowserver.active"}},
+		{"tccd", sim.Access{Op: "mach-lookup", Name: "com.apple.tccd"}},
+		{"authd", sim.Access{Op: "mach-lookup", Name: "com.apple.authd"}},
+		{"launchd user domain", sim.Access{Op: "mach-lookup", Name: "com.apple.xpc.launchd.domain.user"}},
+		{"mount over dev", sim.Access{Op: "file-mount", Path: "/dev"}},
+		{"unmount", sim.Access{Op: "file-unmount", Path: "/Volumes/x"}},
+		{"job creation", sim.Access{Op: "job-creation"}},
+		{"iokit user client", sim.Access{Op: "iokit-open-user-client", Name: "IOHIDParamUserClient"}},
+		{"pseudo-tty", sim.Access{Op: "pseudo-tty"}},
+	})
+}
+
+func TestCanaryProcessList(t *testing.T) {
+	runCanaries(t, profile.ProcessAccess, []canary{
+		{"kern.proc.all", sim.Access{Op: "sysctl-read", Name: "kern.proc.all"}},
+		{"kern.proc.uid", sim.Access{Op: "sysctl-read", Name: "kern.proc.uid.501"}},
+	})
+}
+
+// An accepted (allow default) reopens nothing the classes close (issue 12
+// item 5): the class rules come after it and are filtered, so they win
+// whichever way Seatbelt ranks unfiltered rules.
+func TestCanaryAllowDefault(t *testing.T) {
+	p, err := profile.New(profile.BaseV1, profile.AcceptBroad(profile.BroadDefault), profile.Seatbelt(`(allow default)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []sim.Access{
+		{Op: "mach-lookup", Name: "com.apple.coreservices.launchservicesd"},
+		{Op: "mach-lookup", Name: "com.apple.tccd"},
+		{Op: "mach-lookup", Name: "com.apple.pasteboard.1"},
+		{Op: "file-mount", Path: "/dev"},
+		{Op: "sysctl-read", Name: "kern.proc.all"},
+		{Op: "file-read-data", Path: home + "/.npmrc"},
+		{Op: "file-write-create", Path: home + "/src/r/.git/commondir"},
+		{Op: "job-creation"},
+		{Op: "pseudo-tty"},
+	} {
+		d := decide(t, p, a)
+		if d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s under an accepted (allow default): %s, want denied by the hard-deny layer", a, d)
+		}
+	}
+}
+
+// MAC system calls a target makes at start-up (issue 12 item 12): Sandbox
+// call 67 (sandbox_get_container_expected, which Foundation programs call)
+// and the vnguard policy are allowed by the header; the Sandbox calls that
+// would change the sandbox stay denied.
+func TestMacSyscallsAtStartup(t *testing.T) {
+	p, err := profile.New(profile.BaseV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		policy string
+		call   int
+		allow  bool
+	}{
+		{"Sandbox", 2, true}, {"Sandbox", 6, true}, {"Sandbox", 67, true}, {"vnguard", 0, true}, {"vnguard", 3, true},
+		{"Sandbox", 0, false}, {"Sandbox", 1, false}, {"Sandbox", 5, false}, {"Sandbox", 13, false}, {"Sandbox", 30, false},
+		{"Sandbox", 66, false}, {"Quarantine", 0, false},
+	} {
+		a := sim.Access{Op: "system-mac-syscall", Name: tc.policy, MacSyscall: tc.call}
+		d := decide(t, p, a)
+		if d.Allowed != tc.allow {
+			t.Errorf("%s call %d: %s, want allowed %v", tc.policy, tc.call, d, tc.allow)
+		}
+		if tc.allow && d.Layer != profile.LayerHeader {
+			t.Errorf("%s call %d: decided by %s, want the header", tc.policy, tc.call, d)
+		}
+	}
+}
+
+// zsh reads its startup files from $ZDOTDIR when set (zsh(1)); the cage
+// passes its kernel spelling to Lower.
+func TestCanaryZDotDir(t *testing.T) {
+	const zdot = home + "/dotfiles/zsh"
+	p := broad(t)
+	for _, waive := range []bool{false, true} {
+		q := p
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []sim.Access{
+			{Op: "file-write-data", Path: zdot + "/.zshrc"},
+			{Op: "file-write-create", Path: zdot + "/.zprofile"},
+			{Op: "file-write-unlink", Path: zdot},
+		} {
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+}
+
+// App-sandbox extension tokens (issue 12 item 7): the header honours the
+// public com.apple.app-sandbox classes, so any such token that reaches the
+// child widens its access (the residual risk docs/threat-model.md
+// records); the hard-deny classes still win over it.
+func TestCanaryStrayExtension(t *testing.T) {
+	p, err := profile.New(profile.BaseV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw := []string{profile.ExtensionReadWrite}
+	for _, a := range []sim.Access{
+		{Op: "file-read-data", Path: home + "/.ssh/id_ed25519", Extensions: rw},
+		{Op: "file-write-data", Path: home + "/.zshrc", Extensions: rw},
+		{Op: "file-write-create", Path: home + "/src/r/.git/hooks/pre-commit", Extensions: rw},
+		{Op: "file-read-data", Path: home + "/.npmrc", Extensions: []string{profile.ExtensionRead}},
+	} {
+		if d := decide(t, p, a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s with a stray token: %s, want denied by the hard-deny layer", a, d)
+		}
+	}
+	// The residual: elsewhere a stray token grants what it names.
+	a := sim.Access{Op: "file-write-data", Path: home + "/Documents/x", Extensions: rw}
+	if d := decide(t, p, a); !d.Allowed || d.Layer != profile.LayerHeader {
+		t.Errorf("%s: %s; the threat model records that a stray token is honoured by the header", a, d)
+	}
+}
+
+// Local services (issue 12 item 4): debugger inspectors (9229), Docker
+// over TCP (2375), Jupyter and IDE servers listen on localhost and run
+// code outside the cage. Loopback mode names its ports (or opts in to all
+// with AnyPort); network on reaches remote hosts, localhost only on named
+// ports, and listens on localhost unless ListenAnyInterface.
+func TestCanaryLocalServices(t *testing.T) {
+	newP := func(opts ...profile.Option) profile.Policy {
+		t.Helper()
+		p, err := profile.New(profile.BaseV1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out := func(addr string) sim.Access { return sim.Access{Op: "network-outbound", Addr: addr} }
+	bind := func(addr string) sim.Access { return sim.Access{Op: "network-bind", Addr: addr} }
+	cases := []struct {
+		name   string
+		p      profile.Policy
+		access sim.Access
+		allow  bool
+	}{
+		{"loopback port", newP(profile.Network(profile.NetworkLoopback, 8080)), out("localhost:8080"), true},
+		{"loopback inspector", newP(profile.Network(profile.NetworkLoopback, 8080)), out("127.0.0.1:9229"), false},
+		{"loopback docker", newP(profile.Network(profile.NetworkLoopback, 8080)), out("[::1]:2375"), false},
+		{"loopback any port", newP(profile.Network(profile.NetworkLoopback, profile.AnyPort)), out("127.0.0.1:9229"), true},
+		{"loopback remote", newP(profile.Network(profile.NetworkLoopback, profile.AnyPort)), out("93.184.216.34:443"), false},
+		{"on remote", newP(profile.Network(profile.NetworkOn)), out("93.184.216.34:443"), true},
+		{"on inspector", newP(profile.Network(profile.NetworkOn)), out("127.0.0.1:9229"), false},
+		{"on docker", newP(profile.Network(profile.NetworkOn)), out("localhost:2375"), false},
+		{"on docker v6", newP(profile.Network(profile.NetworkOn)), out("[::1]:2375"), false},
+		{"on named local port", newP(profile.Network(profile.NetworkOn, 8080)), out("127.0.0.1:8080"), true},
+		{"on other local port", newP(profile.Network(profile.NetworkOn, 8080)), out("127.0.0.1:8081"), false},
+		{"on any local port", newP(profile.Network(profile.NetworkOn, profile.AnyPort)), out("127.0.0.1:9229"), true},
+		{"on bind localhost", newP(profile.Network(profile.NetworkOn)), bind("127.0.0.1:8080"), true},
+		{"on bind all interfaces", newP(profile.Network(profile.NetworkOn)), bind("0.0.0.0:8080"), false},
+		{"on bind all interfaces asked", newP(profile.Network(profile.NetworkOn), profile.ListenAnyInterface()), bind("0.0.0.0:8080"), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := decide(t, tc.p, tc.access)
+			if d.Allowed != tc.allow {
+				t.Errorf("%s under %s: %s, want allowed %v", tc.access, tc.p, d, tc.allow)
+			}
+			if !tc.allow && !d.Default && d.Layer != profile.LayerPolicy {
+				t.Errorf("%s: denied by %s, want the policy layer or the default", tc.access, d)
+			}
+		})
+	}
+	if _, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback)); !errors.Is(err, profile.ErrNoPorts) {
+		t.Errorf("loopback without ports = %v, want ErrNoPorts", err)
+	}
+	if _, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback), profile.ListenAnyInterface()); err == nil {
+		t.Error("ListenAnyInterface without network on was accepted")
+	}
+}
+
+// Terminals (issue 12 item 2): the child may use only its own terminal,
+// which the cage grants per spawn as a read-write extension; every other
+// pty (another terminal's input: passwords typed into sudo or ssh) is
+// refused. /dev/tty is the child's controlling terminal, whatever it is.
+func TestCanaryOtherTerminals(t *testing.T) {
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := []string{profile.ExtensionReadWrite}
+	cases := []struct {
+		access sim.Access
+		allow  bool
+	}{
+		{sim.Access{Op: "file-read-data", Path: "/dev/ttys004"}, false},
+		{sim.Access{Op: "file-write-data", Path: "/dev/ttys004"}, false},
+		{sim.Access{Op: "file-ioctl", Path: "/dev/ttys004"}, false},
+		{sim.Access{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: own}, true},
+		{sim.Access{Op: "file-read-data", Path: "/dev/ttys003", Extensions: own}, true},
+		{sim.Access{Op: "file-write-data", Path: "/dev/ttys003", Extensions: own}, true},
+		{sim.Access{Op: "file-ioctl", Path: "/dev/tty"}, true},
+		{sim.Access{Op: "file-read-data", Path: "/dev/ptmx"}, false},
+		{sim.Access{Op: "pseudo-tty"}, false},
+		// The ioctl grant is for terminals only, not every granted file.
+		{sim.Access{Op: "file-ioctl", Path: "/private/tmp/granted/f", Extensions: own}, false},
+	}
+	for _, tc := range cases {
+		if d := decide(t, p, tc.access); d.Allowed != tc.allow {
+			t.Errorf("%s (extensions %v): %s, want allowed %v", tc.access, tc.access.Extensions, d, tc.allow)
+		}
+	}
+}
+
+// Even a policy that grants /dev does not reach other terminals: the
+// process-access class denies every pty the spawn did not grant.
+func TestCanaryOtherTerminalsUnderDevGrant(t *testing.T) {
+	runCanaries(t, profile.ProcessAccess, []canary{
+		{"read another terminal", sim.Access{Op: "file-read-data", Path: "/dev/ttys004"}},
+		{"write another terminal", sim.Access{Op: "file-write-data", Path: "/dev/ttys004"}},
+		{"ioctl another terminal", sim.Access{Op: "file-ioctl", Path: "/dev/ttys004"}},
+	})
+	p := broad(t)
+	own := sim.Access{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{profile.ExtensionReadWrite}}
+	if d := decide(t, p, own); !d.Allowed {
+		t.Errorf("%s with the spawn's grant: %s", own, d)
 	}
 }

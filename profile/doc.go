@@ -1,7 +1,7 @@
 // Package profile is procage's policy model and its lowering to a Seatbelt
 // profile. It has no build tags: plans can be built and inspected on any OS.
 //
-//	p, err := profile.New(profile.BaseV1, profile.Read("/usr/share"), profile.Network(profile.NetworkLoopback))
+//	p, err := profile.New(profile.BaseV1, profile.Read("/usr/share"), profile.Network(profile.NetworkLoopback, 8080))
 //	if err != nil { ... }
 //	plan, err := profile.Lower(p, profile.Env{})
 //	fmt.Print(plan.Text()) // (version 1) (deny default) ...
@@ -12,20 +12,25 @@
 // (curated rules every profile starts from, versioned so a base never
 // changes once released), filesystem rules ([Read], [ReadWrite], [Exec],
 // [FS] with a [Literal] file or a [Subpath] tree; write implies read), the
-// network ([NetworkOff] by default, [NetworkLoopback] with optional ports,
-// [NetworkOn]), allowed Unix sockets and Mach services, whether the target
+// network ([NetworkOff] by default, [NetworkLoopback] on named ports or
+// [AnyPort], [NetworkOn] to remote hosts with localhost only on named
+// ports), allowed Unix sockets and Mach services, whether the target
 // may fork ([Fork]) and which programs it may execute (the base's system
 // programs and [Exec] trees, or with [ExecTargetOnly] none but itself),
 // waivers of hard-deny classes, and raw Seatbelt-layer rules
 // ([Seatbelt]) that are parsed and validated at construction, so a typo
-// fails here rather than in a child. Paths must be absolute and normalised.
+// fails here rather than in a child; only modifiers of known effect are
+// accepted, and a broad allow (every Mach service, (allow default)) only
+// when the policy names its kind ([AcceptBroad]). Paths must be absolute and normalised.
 // A policy has a versioned JSON form ([ParseJSON], [Policy.MarshalJSON]).
 //
 // # Lowering
 //
 // [Lower] writes a deterministic profile in layers: header ((version 1),
 // (deny default), the default-open operations denied, and what the child
-// still does after applying the profile), base, the policy's rules, link
+// still does after applying the profile, the MAC calls targets make at
+// start-up, the grant extension classes and the tty ioctls of a granted
+// terminal), base, the policy's rules, link
 // metadata, Seatbelt-layer rules, the hard-deny classes, and for a forking
 // policy a run-marker block whose parameters are bound per spawn. In
 // Seatbelt a rule naming a specific operation beats one naming a wildcard
@@ -50,6 +55,10 @@
 //     later release may need a new base version.
 //   - Seatbelt cannot filter by host name: the network is off, loopback or
 //     on, never a domain allowlist.
+//   - The header honours the public app-sandbox extension classes, so a
+//     token of those classes that reaches the child from elsewhere widens
+//     its access (the hard-deny classes still apply); see
+//     docs/threat-model.md, R-44.
 //   - Lowering cannot check what libsandbox will accept beyond the
 //     validated shapes; compiling (package cage, on macOS) is the final
 //     check.

@@ -18,21 +18,31 @@ import (
 //
 // The classes:
 //
-//   - process-access (R-25): the argument sysctls (kern.procargs*), other
-//     processes' information, signals and task ports outside the run, the
-//     sysmond service behind ps and pgrep, and creating setuid files.
-//     Executing setuid programs is refused by the kernel in any cage
+//   - process-access (R-25): the argument sysctls (kern.procargs*), the
+//     process-listing sysctls (kern.proc.all and the per-uid, per-tty
+//     lists), other processes' information, signals and task ports outside
+//     the run, the sysmond service behind ps and pgrep, terminals the spawn
+//     did not grant, and creating setuid files. Executing setuid programs is refused by the kernel in any cage
 //     (forbidden-exec-sugid) whether or not the class is waived.
-//   - secrets: ~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gcloud, ~/.kube,
-//     ~/.docker/config.json, ~/.netrc, the keychains and the Mach services
-//     that hand out keychain items.
-//   - trust-handoff: writes to files another program later runs as the
-//     user: git hooks and config in any tree, shell startup files,
+//   - secrets: credential stores (~/.ssh, ~/.aws, ~/.gnupg, cloud and
+//     package-registry tokens, browser profiles and cookies), the keychains
+//     and the Mach services that hand out keychain items, smart-card tokens
+//     and the pasteboard.
+//   - trust-handoff: writes to files another program later runs or obeys
+//     as the user: every .git in any tree (but the data git writes during
+//     ordinary commands), shell and zsh startup files, Python's user site,
+//     Cargo and Docker CLI configuration, iTerm2 AutoLaunch scripts,
 //     ~/.gitconfig, ~/Library/LaunchAgents.
 //   - service-manager: Launch Services, Apple events, launchd's job
-//     submission services and the Docker, OrbStack and Colima sockets and
-//     Mach names, which would start a process outside the cage.
-func hardDenyRules(c Class, home string) []sbpl.Rule {
+//     submission and user-domain services, the Dock, WindowServer, TCC,
+//     Authorization Services, mounting, IOKit user clients, new
+//     pseudo-terminals, and the Docker, OrbStack and Colima sockets and
+//     Mach names: each would act outside the cage.
+func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, home, "") }
+
+// hardDenyRulesEnv is hardDenyRules with zsh's $ZDOTDIR (kernel spelling,
+// "" = unset), whose startup files the trust-handoff class also protects.
+func hardDenyRulesEnv(c Class, home, zdotdir string) []sbpl.Rule {
 	var rules []sbpl.Rule
 	switch c {
 	case ProcessAccess:
@@ -40,7 +50,7 @@ func hardDenyRules(c Class, home string) []sbpl.Rule {
 	case Secrets:
 		rules = secretsRules(home)
 	case TrustHandoff:
-		rules = trustHandoffRules(home)
+		rules = trustHandoffRules(home, zdotdir)
 	case ServiceManager:
 		rules = serviceManagerRules(home)
 	}
@@ -84,7 +94,13 @@ func notSameSandbox() *sbpl.Filter {
 func processAccessRules() []sbpl.Rule {
 	return []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"sysctl-read"}, Filters: []*sbpl.Filter{sbpl.F("sysctl-name-prefix", "kern.procargs")},
-			Comment: "R-25: other processes' arguments and environment (KERN_PROCARGS, KERN_PROCARGS2), by prefix as the seed measured"},
+			Comment: "R-25: other processes' arguments and environment (KERN_PROCARGS, KERN_PROCARGS2), by prefix as measured on macOS 26.6.2"},
+		{Effect: sbpl.Deny, Ops: []string{"sysctl-read"}, Filters: []*sbpl.Filter{
+			sbpl.F("sysctl-name", "kern.proc.all"),
+			sbpl.F("sysctl-name-prefix", "kern.proc.uid."),
+			sbpl.F("sysctl-name-prefix", "kern.proc.ruid."),
+			sbpl.F("sysctl-name-prefix", "kern.proc.tty."),
+		}, Comment: "R-25: lists of every process (KERN_PROC_ALL, _UID, _RUID, _TTY; sandbox-runtime allowed kern.proc.all, Chromium allows only its own kern.proc.pid)"},
 		{Effect: sbpl.Deny, Ops: []string{"process-info*"}, Filters: []*sbpl.Filter{notSameSandbox()},
 			Comment: "R-25: information on processes outside the run (proc_info, proc_pidpath, listing pids); the run's own stay readable"},
 		{Effect: sbpl.Deny, Ops: []string{"signal"}, Filters: []*sbpl.Filter{notSameSandbox()},
@@ -93,15 +109,29 @@ func processAccessRules() []sbpl.Rule {
 			Comment: "R-25: task ports of processes outside the run (task_for_pid, task_name_for_pid; Codex base policy)"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name-prefix", "com.apple.sysmond")},
 			Comment: "R-25: sysmond lists every process for pgrep and ps (openai/codex#23505)"},
+		{Effect: sbpl.Deny, Ops: []string{"file-read*", "file-write*", "file-ioctl"}, Filters: []*sbpl.Filter{sbpl.F("require-all",
+			sbpl.F("regex", `^/dev/ttys[0-9]+$`), sbpl.F("require-not", sbpl.F("extension", ExtensionReadWrite)))},
+			Comment: "R-40: other terminals (where a password typed into sudo or ssh is read), even under a /dev grant; the spawn grants its own terminal as an extension"},
 		{Effect: sbpl.Deny, Ops: []string{"file-write-setugid"},
 			Comment: "no setuid or setgid files (Nix sandbox-defaults.sb); executing setuid programs is refused by the kernel in any cage (forbidden-exec-sugid)"},
 	}
 }
 
 // secretPaths are the user's credential stores, relative to home; a
-// trailing "/" marks a tree.
+// trailing "/" marks a tree. Each holds a token or key its tool documents
+// there: git's credential store (git-credential-store(1)), GitHub CLI's
+// hosts.yml and Copilot's token, npm's and PyPI's auth tokens (npmrc(5), .pypirc), Cargo's
+// registry token (The Cargo Book, credentials), the Azure CLI's tokens;
+// browser profiles hold cookies and saved passwords, ~/Library/Cookies the
+// system cookie store.
 var secretPaths = []string{
-	".aws/", ".config/gcloud/", ".docker/config.json", ".gnupg/", ".kube/", ".netrc", ".ssh/", "Library/Keychains/",
+	".aws/", ".azure/", ".cargo/credentials", ".cargo/credentials.toml", ".config/gcloud/", ".config/gh/",
+	".docker/config.json", ".git-credentials", ".gnupg/", ".kube/", ".netrc", ".npmrc", ".pypirc", ".ssh/",
+	".config/github-copilot/",
+	"Library/Application Support/Arc/", "Library/Application Support/BraveSoftware/", "Library/Application Support/Chromium/",
+	"Library/Application Support/Firefox/", "Library/Application Support/Google/Chrome/",
+	"Library/Application Support/Microsoft Edge/", "Library/Application Support/Vivaldi/",
+	"Library/Cookies/", "Library/Keychains/", "Library/Safari/",
 }
 
 // keychainServices hand out keychain items whatever the file rules say
@@ -119,6 +149,10 @@ func secretsRules(home string) []sbpl.Rule {
 			Comment: "secrets: the system keychains"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: keychainServices,
 			Comment: "secrets: securityd and secd hand out keychain items (anthropics/claude-code#44195, LeGambiArt/arapuca#52)"},
+		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
+			sbpl.F("global-name", "com.apple.ctkd.token-client"),
+			sbpl.F("global-name-prefix", "com.apple.pasteboard."),
+		}, Comment: "secrets: CryptoTokenKit's smart-card keys (ctkd) and the pasteboard, which holds copied passwords (both named in Apple's own profiles' Mach lists, blacktop/ipsw-diffs)"},
 	}
 	if home == "" {
 		return rules
@@ -126,7 +160,7 @@ func secretsRules(home string) []sbpl.Rule {
 	filters, protected := homeTargets(home, secretPaths)
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: fileOps, Filters: filters,
-			Comment: "secrets: SSH, cloud, GnuPG, Kubernetes and Docker credentials, .netrc, the user's keychains (read, write, hard link, clone)"},
+			Comment: "secrets: SSH, cloud, GnuPG, Kubernetes, Docker, git, GitHub CLI, npm, PyPI and Cargo credentials, .netrc, browser profiles and cookies, the user's keychains (read, write, hard link, clone)"},
 	)
 	rules = append(rules, moveBlock(protected, "secrets")...)
 	return rules
@@ -189,37 +223,84 @@ func foldCase(re string) string {
 	return b.String()
 }
 
-// Regexes of the git files another git process runs or obeys, in any tree.
+// Git trust handoff (R-31). Everything git obeys lives in a .git
+// directory or file: config (core.fsmonitor, core.hooksPath, aliases),
+// hooks, commondir (another config), gitdir files, modules/<sub>/config and
+// hooks, worktrees/<wt>/commondir, info/attributes, rebase todo lists with
+// exec lines. A list of those paths was bypassed each time git grew one,
+// so the class follows Codex's approach instead (every .git under a
+// writable root read-only, creation included; openai/codex seatbelt.rs)
+// with one carve-out: the data git writes during ordinary commands
+// (objects, refs, logs, the index, HEAD and the other *_HEAD and message
+// files, locks of those, the dumb-HTTP info/refs), none of which git
+// executes or reads as configuration. The list is what git 2.x wrote
+// under strace for commit, fetch, merge, pull, stash, tag, cherry-pick,
+// reset and gc. So those work in a cage; init, clone, config, remote,
+// branch -D/-u (they edit config), submodule, worktree and rebase (its
+// todo list holds exec lines) do not.
 var (
-	gitHooksRegex  = foldCase(`/\.git/hooks(/|$)`)
-	gitConfigRegex = foldCase(`/\.git/(worktrees/[^/]+/)?config(\.worktree)?$`)
-	gitDirRegex    = foldCase(`/\.git$`)
+	// gitAnyRegex matches a .git directory or file and everything in it.
+	gitAnyRegex = foldCase(`/\.git(/|$)`)
+	// gitDataRegex matches the data carve-out, in the repository's own
+	// .git or one level of modules/<name>/ or worktrees/<name>/ (a
+	// submodule name with a "/" or a nested submodule fails closed).
+	gitDataRegex = `/` + foldCase(`\.git`) + `/(` + foldCase(`(modules|worktrees)`) + `/[^/]+/)?(` +
+		foldCase(`(objects|refs|logs|lfs)(/|$)`) + `|` + foldCase(`info/(refs|rev-cache)[^/]*$`) + `|` +
+		foldCase(`(index(\.stash\.[0-9]+)?|HEAD|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|SQUASH_MSG|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|packed-refs(\.new)?|shallow|gc\.pid|gc\.log)(\.lock)?$`) + `)`
 )
 
-// startupFiles are files in the home directory a shell or git reads and
-// obeys as the user; a trailing "/" marks a tree.
+// startupFiles are files in the home directory a shell, git or another
+// tool reads and obeys (runs) as the user; a trailing "/" marks a tree.
+// Sources: the shells' manuals; oh-my-zsh sources $ZSH_CUSTOM
+// (~/.oh-my-zsh/custom) at every start; Python runs import lines of *.pth
+// files and usercustomize in the user site (Python docs, site module),
+// macOS framework builds under ~/Library/Python, others under
+// ~/.local/lib/python*; Cargo's config sets runners and wrappers it runs
+// (The Cargo Book, configuration); docker runs ~/.docker/cli-plugins as
+// subcommands (Docker CLI plugins); iTerm2 runs AutoLaunch scripts at
+// start (iTerm2 Python API docs).
 var startupFiles = []string{
-	".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".config/fish/", ".config/git/",
-	".cshrc", ".gitconfig", ".kshrc", ".login", ".logout", ".profile", ".tcshrc",
+	".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cargo/config", ".cargo/config.toml",
+	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".gitconfig", ".kshrc",
+	".login", ".logout", ".oh-my-zsh/custom/", ".profile", ".tcshrc",
 	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
-	"Library/LaunchAgents/",
+	"Library/Application Support/iTerm2/Scripts/AutoLaunch/", "Library/Application Support/iTerm2/Scripts/AutoLaunch.scpt",
+	"Library/LaunchAgents/", "Library/Python/",
 }
 
-func trustHandoffRules(home string) []sbpl.Rule {
+// zshStartup are the files zsh reads from $ZDOTDIR (zsh(1), STARTUP/SHUTDOWN FILES).
+var zshStartup = []string{".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc"}
+
+// pythonLocalRegex matches the non-framework Python user site
+// (~/.local/lib/pythonX.Y), whose version directory is not known ahead.
+func pythonLocalRegex(home string) string {
+	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".local/lib/python"))+`[^/]*(/|$)`)
+}
+
+func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
 	ops := []string{"file-write*", "file-link"}
 	rules := []sbpl.Rule{
-		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("regex", gitHooksRegex), sbpl.F("regex", gitConfigRegex)},
-			Comment: "trust-handoff: git hooks and config in any tree (core.hooksPath, core.fsmonitor run programs); case folded by hand"},
-		{Effect: sbpl.Deny, Ops: []string{"file-write-unlink", "file-write-data"}, Filters: []*sbpl.Filter{sbpl.F("regex", gitDirRegex)},
-			Comment: "trust-handoff: no removing, renaming or rewriting .git (a gitdir: file or a prepared directory moved into place)"},
+		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
+			sbpl.F("regex", gitAnyRegex), sbpl.F("require-not", sbpl.F("regex", gitDataRegex)))},
+			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), but for the data git writes in ordinary commands; case folded by hand"},
 	}
 	if home == "" {
 		return rules
 	}
-	filters, protected := homeTargets(home, startupFiles)
+	names := slices.Clone(startupFiles)
+	filters, protected := homeTargets(home, names)
+	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)))
+	protected = append(protected, path.Join(home, ".local/lib"))
+	if zdotdir != "" && zdotdir != home {
+		for _, n := range zshStartup {
+			p := path.Join(zdotdir, n)
+			filters = append(filters, sbpl.Literal(p))
+			protected = append(protected, p)
+		}
+	}
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: ops, Filters: filters,
-			Comment: "trust-handoff: shell startup files, git's user config, launch agents (run at the next login or shell)"},
+			Comment: "trust-handoff: shell and zsh ($ZDOTDIR, oh-my-zsh) startup files, git's user config, Python's user site, Cargo and Docker CLI configuration, iTerm2 AutoLaunch, launch agents (run at the next shell, login or tool start)"},
 	)
 	rules = append(rules, moveBlock(protected, "trust-handoff")...)
 	return rules
@@ -262,12 +343,24 @@ func serviceManagerRules(home string) []sbpl.Rule {
 			Comment: "service-manager: Launch Services open and Apple events start programs outside the sandbox (agent-safehouse#181, gemini-cli#28423)"},
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
 			sbpl.F("global-name", "com.apple.coreservices.launchservicesd"),
+			sbpl.F("global-name", "com.apple.CoreServices.coreservicesd"),
 			sbpl.F("global-name-prefix", "com.apple.lsd."),
 			sbpl.F("global-name", "com.apple.coreservices.appleevents"),
 			sbpl.F("global-name", "com.apple.xpc.smd"),
 			sbpl.F("global-name", "com.apple.backgroundtaskmanagementagent"),
 			sbpl.F("global-name-prefix", "com.docker."),
-		}, Comment: "service-manager: launchservicesd (open, open -a), Apple events, launchd's job submission (smd, background task management) and Docker's Mach names (Gemini profiles)"},
+		}, Comment: "service-manager: launchservicesd and its older name coreservicesd (open, open -a), Apple events, launchd's job submission (smd, background task management) and Docker's Mach names (Gemini profiles)"},
+		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
+			sbpl.F("global-name-prefix", "com.apple.xpc.launchd.domain."),
+			sbpl.F("global-name", "com.apple.dock.server"),
+			sbpl.F("global-name-prefix", "com.apple.windowserver"),
+			sbpl.F("global-name-prefix", "com.apple.tccd"),
+			sbpl.F("global-name", "com.apple.authd"),
+		}, Comment: "service-manager: launchd's user domain (jobs), the Dock (launches apps), WindowServer (posts events to other apps), tccd (privacy grants attributed to the terminal) and authd (Authorization Services): each acts outside the cage"},
+		{Effect: sbpl.Deny, Ops: []string{"file-mount", "file-unmount"}, Filters: []*sbpl.Filter{sbpl.Subpath("/")},
+			Comment: "service-manager: mounting over a path (devfs over /dev, CVE-2023-32364) changes what every path rule means; filtered so it also beats filtered allows"},
+		{Effect: sbpl.Deny, Ops: []string{"job-creation", "iokit-open-user-client", "pseudo-tty"},
+			Comment: "service-manager: launchd job creation, IOKit user clients (drivers, HID event injection) and new pseudo-terminals, which (allow default) leaves open (CVE-2023-32364 class); no filter is known to match every instance"},
 	}
 	rules = append(rules, socketRules(engineSockets, "")...)
 	if home != "" {

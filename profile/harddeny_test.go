@@ -12,7 +12,7 @@ import (
 )
 
 // unfilteredOK are the operations a hard-deny class denies everywhere.
-var unfilteredOK = []string{"file-write-setugid", "lsopen", "appleevent-send"}
+var unfilteredOK = []string{"file-write-setugid", "lsopen", "appleevent-send", "job-creation", "iokit-open-user-client", "pseudo-tty"}
 
 func TestHardDenyStructure(t *testing.T) {
 	for _, c := range Classes() {
@@ -96,6 +96,7 @@ func broadPolicy(t testing.TB, opts ...Option) Policy {
 		ReadWrite(testHome), Exec(testHome + "/bin"), Network(NetworkOn), Fork(),
 		UnixSocket("/private/var/run/docker.sock"),
 		MachLookup("com.apple.SecurityServer"),
+		AcceptBroad(BroadMachLookup),
 		Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-link (subpath "/Users/alice"))
 (allow process-info-pidinfo process-info-listpids signal mach-task-name mach-priv-task-port)
 (allow sysctl-read)
@@ -169,15 +170,21 @@ func TestHardDenyRegexes(t *testing.T) {
 		match   []string
 		noMatch []string
 	}{
-		{"git hooks", gitHooksRegex,
-			[]string{"/w/r/.git/hooks", "/w/r/.git/hooks/pre-commit", "/w/r/.GIT/Hooks/post-checkout", "/w/.git/hooks/x/y"},
-			[]string{"/w/r/.git/hooksx", "/w/r/git/hooks/pre-commit", "/w/r/.git/objects/hooks", "/w/r/.github/hooks/a"}},
-		{"git config", gitConfigRegex,
-			[]string{"/w/r/.git/config", "/w/r/.Git/CONFIG", "/w/r/.git/config.worktree", "/w/r/.git/worktrees/b/config.worktree"},
-			[]string{"/w/r/.git/config.lock", "/w/r/.git/configx", "/w/r/config", "/w/r/.git/refs/config/x"}},
-		{"git dir", gitDirRegex,
-			[]string{"/w/r/.git", "/w/r/.GIT"},
-			[]string{"/w/r/.git/HEAD", "/w/r/.gitignore", "/w/r/x.git2"}},
+		{"any .git", gitAnyRegex,
+			[]string{"/w/r/.git", "/w/r/.GIT", "/w/r/.git/hooks/pre-commit", "/w/r/.Git/Config", "/w/r/sub/.git"},
+			[]string{"/w/r/.gitignore", "/w/r/x.git", "/w/r/x.git/config", "/w/r/.github/hooks/a", "/w/r/git/config"}},
+		{"git data", gitDataRegex,
+			[]string{"/w/r/.git/objects/ab/cd", "/w/r/.git/OBJECTS/ab/cd", "/w/r/.git/index", "/w/r/.git/index.lock",
+				"/w/r/.git/refs/heads/main.lock", "/w/r/.git/logs/HEAD", "/w/r/.git/HEAD", "/w/r/.git/ORIG_HEAD",
+				"/w/r/.git/modules/sub/objects/x", "/w/r/.git/worktrees/wt/index", "/w/r/.git/packed-refs", "/w/r/.git/lfs/objects/x"},
+			[]string{"/w/r/.git", "/w/r/.git/config", "/w/r/.git/config.lock", "/w/r/.git/commondir", "/w/r/.git/hooks/pre-commit",
+				"/w/r/.git/modules/sub/config", "/w/r/.git/modules/sub/hooks/x", "/w/r/.git/worktrees/wt/commondir",
+				"/w/r/.git/worktrees/wt/gitdir", "/w/r/.git/info/attributes", "/w/r/.git/rebase-merge/git-rebase-todo",
+				"/w/r/.git/modules/objects/config", "/w/r/.git/modules/a/modules/b/objects/x", "/w/r/.git/indexx",
+				"/w/r/.git/hooks/objects"}},
+		{"python local user site", pythonLocalRegex(testHome),
+			[]string{testHome + "/.local/lib/python3.12", testHome + "/.local/lib/python3.12/site-packages/x.pth", "/users/ALICE/.local/lib/Python3/x"},
+			[]string{testHome + "/.local/lib/node/x", testHome + "/.local/libpython3", "/x" + testHome + "/.local/lib/python3/x"}},
 		{"colima", colimaSocketRegex(testHome),
 			[]string{testHome + "/.colima/default/docker.sock", "/users/ALICE/.colima/work/docker.sock"},
 			[]string{testHome + "/.colima/default/containerd.sock", testHome + "/.colima/a/b/docker.sock", "/x" + testHome + "/.colima/a/docker.sock"}},

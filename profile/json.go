@@ -24,6 +24,7 @@ type jsonPolicy struct {
 	Fork        bool         `json:"fork,omitempty"`
 	ExecOnly    bool         `json:"exec_target_only,omitempty"`
 	Waive       []string     `json:"waive,omitempty"`
+	AcceptBroad []string     `json:"accept_broad,omitempty"`
 	Seatbelt    []string     `json:"seatbelt,omitempty"`
 }
 
@@ -34,8 +35,10 @@ type jsonFSRule struct {
 }
 
 type jsonNetwork struct {
-	Mode  string `json:"mode"`
-	Ports []int  `json:"ports,omitempty"`
+	Mode      string `json:"mode"`
+	Ports     []int  `json:"ports,omitempty"`
+	AnyPort   bool   `json:"any_port,omitempty"`
+	ListenAny bool   `json:"listen_any,omitempty"`
 }
 
 // MarshalJSON writes the versioned JSON form ({"version":1, ...}).
@@ -59,10 +62,16 @@ func (p Policy) MarshalJSON() ([]byte, error) {
 		j.FS = append(j.FS, jr)
 	}
 	if p.network != NetworkOff {
-		j.Network = &jsonNetwork{Mode: p.network.String(), Ports: p.ports}
+		j.Network = &jsonNetwork{Mode: p.network.String(), Ports: p.ports, ListenAny: p.listenAny}
+		if len(p.ports) == 1 && p.ports[0] == AnyPort {
+			j.Network.Ports, j.Network.AnyPort = nil, true
+		}
 	}
 	for _, c := range p.waived {
 		j.Waive = append(j.Waive, string(c))
+	}
+	for _, b := range p.broad {
+		j.AcceptBroad = append(j.AcceptBroad, string(b))
 	}
 	return json.Marshal(j)
 }
@@ -134,7 +143,17 @@ func ParseJSON(r io.Reader) (Policy, error) {
 		if err != nil {
 			return Policy{}, &Error{Field: "network.mode", Value: j.Network.Mode, Err: err}
 		}
-		opts = append(opts, Network(mode, j.Network.Ports...))
+		ports := j.Network.Ports
+		if j.Network.AnyPort {
+			if len(ports) > 0 {
+				return Policy{}, &Error{Field: "network.any_port", Err: errors.New("any_port and ports exclude each other")}
+			}
+			ports = []int{AnyPort}
+		}
+		opts = append(opts, Network(mode, ports...))
+		if j.Network.ListenAny {
+			opts = append(opts, ListenAnyInterface())
+		}
 	}
 	for i, s := range j.UnixSockets {
 		opts = append(opts, renamed(fmt.Sprintf("unix_sockets[%d]", i), UnixSocket(s)))
@@ -154,6 +173,9 @@ func ParseJSON(r io.Reader) (Policy, error) {
 			return Policy{}, &Error{Field: fmt.Sprintf("waive[%d]", i), Value: w, Err: err}
 		}
 		opts = append(opts, Waive(c))
+	}
+	for i, b := range j.AcceptBroad {
+		opts = append(opts, renamed(fmt.Sprintf("accept_broad[%d]", i), AcceptBroad(Broad(b))))
 	}
 	for i, s := range j.Seatbelt {
 		opts = append(opts, renamed(fmt.Sprintf("seatbelt[%d]", i), Seatbelt(s)))
@@ -186,8 +208,8 @@ func jsonError(err error) error {
 
 // Equal reports whether two policies are the same.
 func (p Policy) Equal(q Policy) bool {
-	return p.base == q.base && slices.Equal(p.fs, q.fs) && p.network == q.network &&
+	return p.base == q.base && slices.Equal(p.fs, q.fs) && p.network == q.network && p.listenAny == q.listenAny &&
 		slices.Equal(p.ports, q.ports) && slices.Equal(p.sockets, q.sockets) &&
-		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) &&
+		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) && slices.Equal(p.broad, q.broad) &&
 		slices.Equal(p.seatSrc, q.seatSrc) && p.validated == q.validated
 }

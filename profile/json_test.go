@@ -51,7 +51,9 @@ func TestJSONErrors(t *testing.T) {
 		{`{"version":1,"base":"v1","fs":[{"access":["read"],"literal":"/a","subpath":"/b"}]}`, "fs[0]", "not both"},
 		{`{"version":1,"base":"v1","fs":[{"subpath":"/b"}]}`, "fs[0].access", "missing"},
 		{`{"version":1,"base":"v1","network":{"mode":"wifi"}}`, "network.mode", "unknown network mode"},
-		{`{"version":1,"base":"v1","network":{"mode":"on","ports":[1]}}`, "network.ports", "loopback mode only"},
+		{`{"version":1,"base":"v1","network":{"mode":"off","ports":[1]}}`, "network.ports", "loopback and on modes only"},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback"}}`, "network.ports", "names its ports"},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[1],"any_port":true}}`, "network.any_port", "exclude"},
 		{`{"version":1,"base":"v1","fork":"yes"}`, "fork", "want a JSON bool"},
 		{`{"version":1,"base":"v1","exec_target_only":1}`, "exec_target_only", "want a JSON bool"},
 		{`{"version":1,"base":"v1","waive":["all"]}`, "waive[0]", "unknown hard-deny class"},
@@ -70,5 +72,33 @@ func TestJSONErrors(t *testing.T) {
 		if pe.Field != tt.field || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseJSON(%s) = %q (field %q), want field %q mentioning %q", tt.in, err, pe.Field, tt.field, tt.want)
 		}
+	}
+}
+
+// The issue-12 options round-trip: every local port, listening on every
+// interface, accepted broad allows.
+func TestJSONRoundTripNetworkAndBroad(t *testing.T) {
+	for _, opts := range [][]Option{
+		{Network(NetworkLoopback, AnyPort)},
+		{Network(NetworkOn, AnyPort), ListenAnyInterface()},
+		{Network(NetworkOn, 5432), AcceptBroad(BroadDefault, BroadMachLookup), Seatbelt(`(allow mach-lookup)`)},
+	} {
+		p := mustNew(t, opts...)
+		data, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := ParseJSON(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if !p.Equal(q) {
+			t.Errorf("round trip changed the policy:\n%v\n%v", p, q)
+		}
+	}
+	p := mustNew(t, Network(NetworkOn, AnyPort), ListenAnyInterface())
+	data, _ := json.Marshal(p)
+	if want := `"network":{"mode":"on","any_port":true,"listen_any":true}`; !strings.Contains(string(data), want) {
+		t.Errorf("Marshal = %s, want it to contain %s", data, want)
 	}
 }

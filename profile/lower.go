@@ -54,6 +54,9 @@ type Env struct {
 	// Home is the kernel spelling of the caging user's home directory,
 	// used by the hard-deny classes. Empty lowers no home rules.
 	Home string
+	// ZDotDir is the kernel spelling of zsh's $ZDOTDIR, whose startup
+	// files the trust-handoff class protects; empty when unset.
+	ZDotDir string
 	// Limit is the largest rule count accepted; 0 means DefaultLimit.
 	Limit int
 }
@@ -148,7 +151,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		if p.Waived(c) {
 			continue
 		}
-		for _, r := range hardDenyRules(c, env.Home) {
+		for _, r := range hardDenyRulesEnv(c, env.Home, env.ZDotDir) {
 			r.Ops = withSpecific(r.Ops, allowed)
 			add(LayerHardDeny, r)
 		}
@@ -170,9 +173,11 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	return &Plan{Profile: prof, Params: params}, nil
 }
 
-// headerRules are (deny default), the default-open stragglers, and what the
-// forked child still does after applying the profile: the confirm and
-// consume Sandbox calls. It lists its descriptors before applying, and
+// headerRules are (deny default), the default-open stragglers, what the
+// forked child still does after applying the profile (the confirm and
+// consume Sandbox calls), the two MAC calls targets make at start-up
+// (Sandbox call 67, vnguard), and the grant extension classes. The child
+// lists its descriptors before applying, and
 // marking them close-on-exec (fcntl) and exec are not sandbox-gated beyond
 // process-exec, which the base and policy grant.
 func headerRules() []sbpl.Rule {
@@ -186,10 +191,17 @@ func headerRules() []sbpl.Rule {
 		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
 			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 6))},
 			Comment: "the child consumes grant tokens (Sandbox call 6); Chromium's seatbelt_extension_unittest consumes under (deny default)"},
+		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"},
+			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("mac-policy-name", "Sandbox"), sbpl.F("mac-syscall-number", 67))},
+			Comment: "targets ask whether a container is expected (Sandbox call 67, sandbox_get_container_expected) at start-up; Codex's platform defaults allow exactly this call"},
+		{Effect: sbpl.Allow, Ops: []string{"system-mac-syscall"}, Filters: []*sbpl.Filter{sbpl.F("mac-policy-name", "vnguard")},
+			Comment: "guarded vnodes (the vnguard policy), which libc's guarded-open calls use; Codex's platform defaults allow it"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionRead)},
 			Comment: "read grants bound per spawn as sandbox extensions"},
 		{Effect: sbpl.Allow, Ops: []string{"file-read*", "file-write*"}, Filters: []*sbpl.Filter{sbpl.F("extension", ExtensionReadWrite)},
 			Comment: "read-write grants bound per spawn as sandbox extensions"},
+		{Effect: sbpl.Allow, Ops: []string{"file-ioctl"}, Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("extension", ExtensionReadWrite), sbpl.F("regex", `^/dev/ttys[0-9]+$`))},
+			Comment: "the child's own terminal, granted per spawn read-write: tty ioctls a shell needs (tcgetattr, TIOCGWINSZ); no other terminal is named"},
 	}
 }
 
@@ -225,30 +237,46 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 	}
 
 	mode, ports := p.network, p.ports
+	// Localhost ports the child reaches, as Seatbelt addresses.
+	var local []string
+	for _, port := range ports {
+		if port == AnyPort {
+			local = []string{"localhost:*"}
+			break
+		}
+		local = append(local, "localhost:"+strconv.Itoa(port))
+	}
+	filters := func(dir string, addrs ...string) []*sbpl.Filter {
+		var fs []*sbpl.Filter
+		for _, a := range addrs {
+			fs = append(fs, sbpl.F(dir, sbpl.Sym("ip"), a))
+		}
+		return fs
+	}
+	ipSockets := sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"}
 	switch mode {
 	case NetworkLoopback:
-		addrs := []string{"localhost:*"}
-		if len(ports) > 0 {
-			addrs = addrs[:0]
-			for _, port := range ports {
-				addrs = append(addrs, "localhost:"+strconv.Itoa(port))
-			}
-		}
-		var out, local []*sbpl.Filter
-		for _, a := range addrs {
-			out = append(out, sbpl.F("remote", sbpl.Sym("ip"), a))
-			local = append(local, sbpl.F("local", sbpl.Sym("ip"), a))
-		}
 		rules = append(rules,
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: out, Comment: "loopback only: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: local, Comment: "listen on loopback"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: filters("remote", local...), Comment: "loopback only, on the named ports: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: filters("local", local...), Comment: "listen on loopback, on the named ports"},
+			ipSockets,
 		)
 	case NetworkOn:
+		listen := "localhost:*"
+		if p.listenAny {
+			listen = "*:*"
+		}
+		// The exclusion sits inside the allow (require-not, Codex's way of
+		// writing "except"), so no deny depends on rule precedence.
+		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"},
+			Filters: []*sbpl.Filter{sbpl.F("require-all", sbpl.F("remote", sbpl.Sym("ip"), "*:*"), sbpl.F("require-not", sbpl.F("remote", sbpl.Sym("ip"), "localhost:*")))},
+			Comment: "network on: any IP host but localhost (debugger inspectors, Docker over TCP, IDE servers run code outside the cage)"})
+		if len(local) > 0 {
+			rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: filters("remote", local...), Comment: "network on: the named localhost ports"})
+		}
 		rules = append(rules,
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: []*sbpl.Filter{sbpl.F("remote", sbpl.Sym("ip"), "*:*")}, Comment: "network on: any IP host"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: []*sbpl.Filter{sbpl.F("local", sbpl.Sym("ip"), "*:*")}, Comment: "network on: listen"},
-			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: filters("local", listen), Comment: "network on: listen (on localhost unless the policy asks for every interface)"},
+			ipSockets,
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
 				sbpl.F("global-name", "com.apple.dnssd.service"), sbpl.F("global-name", "com.apple.SystemConfiguration.DNSConfiguration"),
 				sbpl.F("global-name", "com.apple.SystemConfiguration.configd"), sbpl.F("global-name", "com.apple.trustd"), sbpl.F("global-name", "com.apple.trustd.agent"),

@@ -135,9 +135,11 @@ func TestLowerNetwork(t *testing.T) {
 		wantNone []string
 	}{
 		{"off", Network(NetworkOff), nil, []string{"network-outbound", "network-bind"}},
-		{"loopback", Network(NetworkLoopback), []string{`(allow network-outbound (remote ip "localhost:*"))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`"*:*"`}},
+		{"loopback", Network(NetworkLoopback, AnyPort), []string{`(allow network-outbound (remote ip "localhost:*"))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`"*:*"`}},
 		{"ports", Network(NetworkLoopback, 80, 8080), []string{`(allow network-outbound (remote ip "localhost:80") (remote ip "localhost:8080"))`}, []string{`localhost:*`}},
-		{"on", Network(NetworkOn), []string{`(allow network-outbound (remote ip "*:*"))`}, []string{`(local ip "localhost`}},
+		{"on", Network(NetworkOn), []string{`(allow network-outbound (require-all (remote ip "*:*") (require-not (remote ip "localhost:*"))))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`(local ip "*:*")`, `(allow network-outbound (remote ip "localhost`}},
+		{"on ports", Network(NetworkOn, 8080), []string{`(allow network-outbound (remote ip "localhost:8080"))`}, []string{`(local ip "*:*")`}},
+		{"on listen any", mustOpt(Network(NetworkOn), ListenAnyInterface()), []string{`(allow network-bind network-inbound (local ip "*:*"))`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -340,4 +342,16 @@ func TestLowerScalesLinearly(t *testing.T) {
 	if ratio > 12 {
 		t.Errorf("lowering 2,000 rules took %.1fx lowering 200 (limit 12x)", ratio)
 	}
+}
+
+// mustOpt joins options into one.
+func mustOpt(opts ...Option) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, o := range opts {
+			if err := o.apply(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

@@ -89,10 +89,26 @@ func (r FSRule) String() string { return fmt.Sprintf("%s %s %s", r.Access, r.Tar
 type NetworkMode uint8
 
 const (
-	NetworkOff      NetworkMode = iota // no network at all (the default)
-	NetworkLoopback                    // localhost only, optionally some ports
-	NetworkOn                          // any host
+	// NetworkOff: no network at all (the default).
+	NetworkOff NetworkMode = iota
+	// NetworkLoopback: localhost only, on the ports the policy names
+	// (connect, bind and accept), or every port with [AnyPort].
+	NetworkLoopback
+	// NetworkOn: any remote host. Local services stay out of reach (a
+	// debugger inspector, Docker over TCP or an IDE server on localhost
+	// runs code outside the cage): localhost is reachable only on the
+	// ports the policy names, or every port with [AnyPort]. The child
+	// listens on localhost only, unless [ListenAnyInterface].
+	NetworkOn
 )
+
+// AnyPort, given as the only port to [Network], opts in to every
+// localhost port.
+const AnyPort = 0
+
+// ErrNoPorts is wrapped by the error for loopback mode without ports:
+// "all of localhost" must be asked for by name, with [AnyPort].
+var ErrNoPorts = errors.New("loopback mode names its ports")
 
 func (m NetworkMode) String() string {
 	switch m {
@@ -124,7 +140,11 @@ const (
 	// ProcessAccess refuses other processes' arguments, environment and
 	// information, signals to them and their task ports (the seed's R-25).
 	ProcessAccess Class = "process-access"
-	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...).
+	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...),
+	// reads and writes. Waiving it also reopens writes there, and some of
+	// those files run programs: ~/.ssh/config (ProxyCommand,
+	// LocalCommand), ~/.aws/config (credential_process) and ~/.kube/config
+	// (exec credential plugins) are trust handoffs too.
 	Secrets Class = "secrets"
 	// TrustHandoff refuses files another program will later run as the
 	// user: git hooks and config, shell startup files, launch agents.
@@ -158,11 +178,13 @@ type Policy struct {
 	fs        []FSRule
 	network   NetworkMode
 	ports     []int
+	listenAny bool
 	sockets   []string
 	mach      []string
 	fork      bool
 	execOnly  bool
 	waived    []Class
+	broad     []Broad
 	seatbelt  []sbpl.Rule
 	seatSrc   []string
 	validated bool
@@ -205,25 +227,38 @@ func FS(access Access, target Target, path string) Option {
 	})
 }
 
-// Network sets the network mode. With NetworkLoopback, ports (if any)
-// restrict outbound connections and binds to those localhost ports.
+// Network sets the network mode and the localhost ports the child may
+// reach: with NetworkLoopback it must name them ([ErrNoPorts]) or pass
+// [AnyPort]; with NetworkOn they are the only local services it reaches.
 func Network(mode NetworkMode, ports ...int) Option {
 	return optionFunc(func(p *Policy) error {
 		if mode > NetworkOn {
 			return &Error{Field: "network", Value: fmt.Sprint(mode), Err: errors.New("unknown network mode")}
 		}
-		if len(ports) > 0 && mode != NetworkLoopback {
-			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("ports apply to loopback mode only")}
+		if len(ports) > 0 && mode == NetworkOff {
+			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("ports apply to loopback and on modes only")}
+		}
+		if len(ports) == 0 && mode == NetworkLoopback {
+			return &Error{Field: "network.ports", Err: ErrNoPorts}
 		}
 		for _, port := range ports {
+			if port == AnyPort && len(ports) == 1 {
+				continue
+			}
 			if port < 1 || port > 65535 {
-				return &Error{Field: "network.ports", Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535")}
+				return &Error{Field: "network.ports", Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535, or AnyPort alone")}
 			}
 		}
 		p.network = mode
 		p.ports = append([]int(nil), ports...)
 		return nil
 	})
+}
+
+// ListenAnyInterface lets a NetworkOn policy listen on every interface,
+// not only localhost, so other hosts can connect to the child.
+func ListenAnyInterface() Option {
+	return optionFunc(func(p *Policy) error { p.listenAny = true; return nil })
 }
 
 // UnixSocket allows connecting to (and binding) the Unix socket at path.
@@ -268,7 +303,10 @@ func ExecTargetOnly() Option {
 	return optionFunc(func(p *Policy) error { p.execOnly = true; return nil })
 }
 
-// Waive lifts hard-deny classes by name.
+// Waive lifts hard-deny classes by name. Waiving [Secrets] also reopens
+// writes to ~/.ssh/config, ~/.aws/config and ~/.kube/config, whose
+// ProxyCommand, credential_process and exec plugins run programs as the
+// user (see docs/threat-model.md, R-30).
 func Waive(classes ...Class) Option {
 	return optionFunc(func(p *Policy) error {
 		for _, c := range classes {
@@ -283,7 +321,9 @@ func Waive(classes ...Class) Option {
 
 // Seatbelt adds raw SBPL allow and deny rules, lowered after the policy's
 // own rules and before the hard-deny classes. They are parsed and validated
-// now: unknown operations or filters and (with no-sandbox) are errors.
+// now: unknown operations or filters, modifiers other than
+// [sbpl.AcceptedModifiers] and (with no-sandbox) are errors, and so is a
+// broad allow (see [Broad]) the policy does not accept by name.
 //
 // A deny without filters is given one that matches every path (file and
 // exec operations) or address (network operations), so it overrides
@@ -313,6 +353,82 @@ func Seatbelt(rules string) Option {
 	})
 }
 
+// Broad names a kind of Seatbelt-layer allow so wide that it reopens what
+// the hard-deny classes only list: an allow of every Mach service, or of a
+// prefix or pattern of them, reaches every service no class names, and
+// (allow default) every operation. A policy refuses such a rule
+// ([ErrBroadAllow]) unless it accepts the kind with [AcceptBroad]. The
+// hard-deny classes still apply after an accepted broad allow.
+type Broad string
+
+const (
+	// BroadMachLookup: a mach-lookup allow without filters, or with any
+	// filter but exact global-name, local-name or xpc-service-name.
+	BroadMachLookup Broad = "mach-lookup"
+	// BroadDefault: (allow default).
+	BroadDefault Broad = "default"
+)
+
+// ErrBroadAllow is wrapped by the error for a Seatbelt-layer allow of a
+// [Broad] kind the policy does not accept.
+var ErrBroadAllow = errors.New("broad allow not accepted")
+
+// AcceptBroad accepts Seatbelt-layer allows of the named broad kinds.
+func AcceptBroad(kinds ...Broad) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, k := range kinds {
+			if k != BroadMachLookup && k != BroadDefault {
+				return &Error{Field: "accept_broad", Value: string(k), Err: errors.New("unknown broad kind (known: mach-lookup, default)")}
+			}
+			p.broad = append(p.broad, k)
+		}
+		return nil
+	})
+}
+
+// exactNames are the Mach filters that name one service.
+var exactNames = []string{"global-name", "local-name", "xpc-service-name"}
+
+// broadKind reports whether r is a broad allow, and of which kind.
+func broadKind(r sbpl.Rule) (Broad, bool) {
+	if r.Effect != sbpl.Allow {
+		return "", false
+	}
+	mach := false
+	for _, op := range r.Ops {
+		if op == "default" {
+			return BroadDefault, true
+		}
+		mach = mach || sbpl.Covers(op, "mach-lookup")
+	}
+	if !mach {
+		return "", false
+	}
+	if len(r.Filters) == 0 {
+		return BroadMachLookup, true
+	}
+	for _, f := range r.Filters {
+		if !slices.Contains(exactNames, f.Name) || len(f.Args) != 1 {
+			return BroadMachLookup, true
+		}
+		if _, ok := f.Args[0].(sbpl.Str); !ok {
+			return BroadMachLookup, true
+		}
+	}
+	return "", false
+}
+
+// checkBroad refuses broad Seatbelt-layer allows the policy does not accept.
+func (p *Policy) checkBroad() error {
+	for _, r := range p.seatbelt {
+		if k, ok := broadKind(r); ok && !slices.Contains(p.broad, k) {
+			text, _ := r.Text()
+			return &Error{Field: "seatbelt", Value: text, Err: fmt.Errorf("%w: %s", ErrBroadAllow, k)}
+		}
+	}
+	return nil
+}
+
 // New returns a policy on base with the given options.
 func New(base Base, opts ...Option) (Policy, error) {
 	if base != BaseV1 {
@@ -340,6 +456,12 @@ func (p Policy) with(opts []Option) (Policy, error) {
 			return Policy{}, err
 		}
 	}
+	if err := q.checkBroad(); err != nil {
+		return Policy{}, err
+	}
+	if q.listenAny && q.network != NetworkOn {
+		return Policy{}, &Error{Field: "network.listen_any", Err: errors.New("listening on every interface needs network on")}
+	}
 	q.normalize()
 	q.validated = true
 	return q, nil
@@ -352,6 +474,7 @@ func (p Policy) clone() Policy {
 	q.sockets = slices.Clone(p.sockets)
 	q.mach = slices.Clone(p.mach)
 	q.waived = slices.Clone(p.waived)
+	q.broad = slices.Clone(p.broad)
 	q.seatbelt = slices.Clone(p.seatbelt)
 	q.seatSrc = slices.Clone(p.seatSrc)
 	return q
@@ -386,6 +509,8 @@ func (p *Policy) normalize() {
 	p.mach = slices.Compact(p.mach)
 	slices.Sort(p.waived)
 	p.waived = slices.Compact(p.waived)
+	slices.Sort(p.broad)
+	p.broad = slices.Compact(p.broad)
 }
 
 // Base returns the policy's base.
@@ -394,8 +519,13 @@ func (p Policy) Base() Base { return p.base }
 // FSRules returns the filesystem rules, merged and sorted by path.
 func (p Policy) FSRules() []FSRule { return slices.Clone(p.fs) }
 
-// Network returns the network mode and the loopback ports (none = any).
+// Network returns the network mode and the localhost ports ([AnyPort]
+// alone = every port; none with NetworkOn = no local service).
 func (p Policy) Network() (NetworkMode, []int) { return p.network, slices.Clone(p.ports) }
+
+// ListensAnyInterface reports whether a NetworkOn policy may listen on
+// every interface rather than localhost only.
+func (p Policy) ListensAnyInterface() bool { return p.listenAny }
 
 // UnixSockets returns the allowed Unix socket paths.
 func (p Policy) UnixSockets() []string { return slices.Clone(p.sockets) }
@@ -411,6 +541,9 @@ func (p Policy) ExecTargetOnly() bool { return p.execOnly }
 
 // Waived reports whether the hard-deny class c is waived.
 func (p Policy) Waived(c Class) bool { return slices.Contains(p.waived, c) }
+
+// AcceptedBroad returns the broad Seatbelt-layer allow kinds the policy accepts.
+func (p Policy) AcceptedBroad() []Broad { return slices.Clone(p.broad) }
 
 // SeatbeltRules returns the caller's Seatbelt-layer rules, parsed.
 func (p Policy) SeatbeltRules() []sbpl.Rule { return slices.Clone(p.seatbelt) }
@@ -463,8 +596,14 @@ func (p Policy) String() string {
 		fmt.Fprintf(&b, " %s", r)
 	}
 	fmt.Fprintf(&b, "; network %s", p.network)
-	if len(p.ports) > 0 {
+	switch {
+	case len(p.ports) == 1 && p.ports[0] == AnyPort:
+		b.WriteString(" [any port]")
+	case len(p.ports) > 0:
 		fmt.Fprintf(&b, " %v", p.ports)
+	}
+	if p.listenAny {
+		b.WriteString(" listening on any interface")
 	}
 	if len(p.sockets) > 0 {
 		fmt.Fprintf(&b, "; unix %s", strings.Join(p.sockets, ", "))
@@ -480,6 +619,9 @@ func (p Policy) String() string {
 	}
 	if len(p.waived) > 0 {
 		fmt.Fprintf(&b, "; waived %v", p.waived)
+	}
+	if len(p.broad) > 0 {
+		fmt.Fprintf(&b, "; accepts broad %v", p.broad)
 	}
 	if len(p.seatbelt) > 0 {
 		fmt.Fprintf(&b, "; %d seatbelt rules", len(p.seatbelt))

@@ -50,14 +50,26 @@ func TestNewRejects(t *testing.T) {
 		{"nul", BaseV1, Exec("/a\x00"), "fs", "NUL"},
 		{"access", BaseV1, FS(0, Subpath, "/a"), "fs", "combination"},
 		{"target", BaseV1, FS(AccessRead, 9, "/a"), "fs", "target kind"},
-		{"ports off", BaseV1, Network(NetworkOn, 80), "network.ports", "loopback mode only"},
-		{"port range", BaseV1, Network(NetworkLoopback, 0), "network.ports", "1..65535"},
+		{"ports off", BaseV1, Network(NetworkOff, 80), "network.ports", "loopback and on modes only"},
+		{"port range", BaseV1, Network(NetworkLoopback, 70000), "network.ports", "1..65535"},
+		{"any port not alone", BaseV1, Network(NetworkLoopback, 80, AnyPort), "network.ports", "AnyPort alone"},
+		{"loopback without ports", BaseV1, Network(NetworkLoopback), "network.ports", "names its ports"},
+		{"listen any without on", BaseV1, ListenAnyInterface(), "network.listen_any", "needs network on"},
 		{"socket", BaseV1, UnixSocket("x.sock"), "unix_sockets", "not absolute"},
 		{"mach", BaseV1, MachLookup("com.apple.*"), "mach_lookup", "wildcards"},
 		{"waive", BaseV1, Waive("everything"), "waive", "unknown hard-deny class"},
 		{"seatbelt typo", BaseV1, Seatbelt(`(allow file-raed* (subpath "/x"))`), "seatbelt", "unknown operation"},
 		{"seatbelt no-sandbox", BaseV1, Seatbelt(`(allow process-exec* (with no-sandbox))`), "seatbelt", "no-sandbox"},
 		{"seatbelt syntax", BaseV1, Seatbelt(`(allow file-read*`), "seatbelt", "unclosed"},
+		{"seatbelt grant modifier", BaseV1, Seatbelt(`(allow file-read* (subpath "/x") (with grant))`), "seatbelt", "modifier not accepted"},
+		{"seatbelt allow default", BaseV1, Seatbelt(`(allow default)`), "seatbelt", "broad allow"},
+		{"seatbelt unfiltered mach", BaseV1, Seatbelt(`(allow mach-lookup)`), "seatbelt", "broad allow"},
+		{"seatbelt mach wildcard", BaseV1, Seatbelt(`(allow mach*)`), "seatbelt", "broad allow"},
+		{"seatbelt mach prefix", BaseV1, Seatbelt(`(allow mach-lookup (global-name-prefix "com.apple."))`), "seatbelt", "broad allow"},
+		{"seatbelt mach regex", BaseV1, Seatbelt(`(allow mach-lookup (global-name-regex #"^com\.apple\."))`), "seatbelt", "broad allow"},
+		{"seatbelt xpc prefix", BaseV1, Seatbelt(`(allow mach-lookup (global-name "a") (xpc-service-name-prefix ""))`), "seatbelt", "broad allow"},
+		{"seatbelt mach require-not", BaseV1, Seatbelt(`(allow mach-lookup (require-not (global-name "a")))`), "seatbelt", "broad allow"},
+		{"accept unknown", BaseV1, AcceptBroad("everything"), "accept_broad", "unknown"},
 		{"seatbelt empty", BaseV1, Seatbelt(` ; nothing`), "seatbelt", "no rule"},
 	}
 	for _, tt := range tests {
@@ -122,4 +134,60 @@ func TestPaths(t *testing.T) {
 	if diff := cmp.Diff([]string{"/a", "/s.sock", "/y", "/z"}, p.Paths()); diff != "" {
 		t.Errorf("Paths() (-want +got):\n%s", diff)
 	}
+}
+
+// Broad Seatbelt-layer allows are accepted only when named (issue 12 item
+// 5); exact Mach names need no opt-in.
+func TestAcceptBroad(t *testing.T) {
+	cases := []struct {
+		rule string
+		kind Broad
+	}{
+		{`(allow default)`, BroadDefault},
+		{`(allow mach-lookup)`, BroadMachLookup},
+		{`(allow mach-lookup (global-name-prefix "com.apple."))`, BroadMachLookup},
+		{`(allow mach-lookup (global-name-regex #"."))`, BroadMachLookup},
+	}
+	for _, tc := range cases {
+		if _, err := New(BaseV1, Seatbelt(tc.rule), AcceptBroad(tc.kind)); err != nil {
+			t.Errorf("%s with AcceptBroad(%s): %v", tc.rule, tc.kind, err)
+		}
+		other := BroadDefault
+		if tc.kind == BroadDefault {
+			other = BroadMachLookup
+		}
+		if _, err := New(BaseV1, Seatbelt(tc.rule), AcceptBroad(other)); !errors.Is(err, ErrBroadAllow) {
+			t.Errorf("%s with AcceptBroad(%s) = %v, want ErrBroadAllow", tc.rule, other, err)
+		}
+	}
+	for _, ok := range []string{
+		`(allow mach-lookup (global-name "com.apple.system.logger") (local-name "x") (xpc-service-name "y"))`,
+		`(deny mach-lookup)`,
+		`(deny default)`,
+		`(allow file-read* (subpath "/x"))`,
+	} {
+		if _, err := New(BaseV1, Seatbelt(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	p, err := New(BaseV1, AcceptBroad(BroadMachLookup), Seatbelt(`(allow mach-lookup)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.AcceptedBroad(); len(got) != 1 || got[0] != BroadMachLookup {
+		t.Errorf("AcceptedBroad() = %v", got)
+	}
+	q, err := ParseJSON(strings.NewReader(mustJSON(t, p)))
+	if err != nil || !q.Equal(p) {
+		t.Errorf("JSON round trip: %v, equal %v", err, q.Equal(p))
+	}
+}
+
+func mustJSON(t *testing.T, p Policy) string {
+	t.Helper()
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -37,8 +38,15 @@ func TestEscapeSecrets(t *testing.T) {
 	requireUnsandboxed(t)
 	home := tempHome(t)
 	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "KEY")
+	for _, n := range []string{".npmrc", ".git-credentials", ".config/gh/hosts.yml", "Library/Cookies/Cookies.binarycookies"} {
+		writeFile(t, filepath.Join(home, n), "TOKEN")
+	}
 	c := newCage(t, policy(t, profile.Read(home)), cage.WithHome(home))
-	for _, p := range []string{filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, ".SSH", "ID_RSA")} {
+	for _, p := range []string{
+		filepath.Join(home, ".ssh", "id_rsa"), filepath.Join(home, ".SSH", "ID_RSA"),
+		filepath.Join(home, ".npmrc"), filepath.Join(home, ".git-credentials"),
+		filepath.Join(home, ".config/gh/hosts.yml"), filepath.Join(home, "Library/Cookies/Cookies.binarycookies"),
+	} {
 		o, e, err := run(t, c, "/bin/cat", p)
 		mustRefuse(t, "reading "+p, o, e, err)
 	}
@@ -63,6 +71,36 @@ func TestEscapeTrustHandoffGit(t *testing.T) {
 	mustRefuse(t, "writing a git hook", o, e, err)
 }
 
+// TestEscapeGitRoutes (R-31): every route by which a write inside a
+// writable tree makes the user's git run a program is refused, while the
+// data an ordinary commit writes is not.
+func TestEscapeGitRoutes(t *testing.T) {
+	requireUnsandboxed(t)
+	home := tempHome(t)
+	tree := filepath.Join(home, "project")
+	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/modules/sub/hooks", ".git/worktrees/wt", ".git/info", "plain"} {
+		if err := os.MkdirAll(filepath.Join(tree, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newCage(t, policy(t, profile.ReadWrite(tree)), cage.WithHome(home))
+	for _, p := range []string{
+		".git/commondir", ".git/modules/sub/config", ".git/modules/sub/hooks/post-checkout",
+		".git/worktrees/wt/commondir", ".git/worktrees/wt/config.worktree", ".git/info/attributes",
+		".git/config", "plain/.git", "plain/.GIT",
+	} {
+		o, e, err := run(t, c, "/bin/sh", "-c", "echo 'gitdir: ../x' > "+filepath.Join(tree, p))
+		mustRefuse(t, "writing "+p, o, e, err)
+	}
+	o, e, err := run(t, c, "/bin/mkdir", filepath.Join(tree, "plain", ".git"))
+	mustRefuse(t, "creating a .git directory", o, e, err)
+	for _, p := range []string{".git/objects/ab/cdef", ".git/index.lock", ".git/refs/heads/main.lock", ".git/COMMIT_EDITMSG"} {
+		if o, e, err := run(t, c, "/bin/sh", "-c", "echo data > "+filepath.Join(tree, p)); err != nil {
+			t.Errorf("writing git's data %s: %v (%s%s)", p, err, o, e)
+		}
+	}
+}
+
 // TestEscapeProcessAccess (R-25): another process's arguments cannot be
 // read (ps is setuid and refused; the argument sysctl is denied), and a
 // process outside the run cannot be signalled.
@@ -83,6 +121,14 @@ func TestEscapeProcessAccess(t *testing.T) {
 	mustWorkOutside(t, "/bin/sh", "-c", "kill -0 "+strconv.Itoa(os.Getpid()))
 	o, e, err = run(t, c, "/bin/sh", "-c", "kill -0 "+strconv.Itoa(os.Getpid()))
 	mustRefuse(t, "signalling a process outside the run", o, e, err)
+
+	// Every process, by {CTL_KERN 1, KERN_PROC 14, KERN_PROC_ALL 0}
+	// [confirmed: xnu bsd/sys/sysctl.h], even with sysctl-read allowed.
+	c = newCage(t, policy(t, profile.Seatbelt(`(allow sysctl-read)`)), cage.WithHome(tempHome(t)))
+	procAll := `syscall(202, pack("i3", 1, 14, 0), 3, $b = "\0" x 8388608, $l = pack("Q", 8388608), 0, 0) == 0 or die "$!\n"; print "listed\n"`
+	mustWorkOutside(t, "/usr/bin/perl", "-e", procAll)
+	o, e, err = run(t, c, "/usr/bin/perl", "-e", procAll)
+	mustRefuse(t, "sysctl kern.proc.all", o, e, err)
 }
 
 // TestEscapeServiceManager: the user's service manager is unreachable.
@@ -207,13 +253,15 @@ func TestEscapeSpecificAllow(t *testing.T) {
 // TestEscapeTIOCSTI (R-35): in the default new session, the child cannot
 // push input into the terminal it was given (TIOCSTI needs the controlling
 // terminal).
-func TestEscapeTIOCSTI(t *testing.T) {
-	requireUnsandboxed(t)
+// openPTY opens a pseudo-terminal pair the test process does not take as
+// its controlling terminal.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer master.Close()
+	t.Cleanup(func() { master.Close() })
 	// TIOCPTYGRANT _IO('t', 84), TIOCPTYUNLK _IO('t', 82), TIOCPTYGNAME
 	// _IOC(IOC_OUT, 't', 83, 128) [confirmed: xnu bsd/sys/ttycom.h].
 	fd := int(master.Fd())
@@ -228,12 +276,17 @@ func TestEscapeTIOCSTI(t *testing.T) {
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), 0x40807453, uintptr(unsafe.Pointer(&name[0]))); e != 0 {
 		t.Fatalf("TIOCPTYGNAME: %v", e)
 	}
-	slavePath := string(name[:indexNUL(name)])
-	slave, err := os.OpenFile(slavePath, os.O_RDWR|unix.O_NOCTTY, 0)
+	slave, err = os.OpenFile(string(name[:indexNUL(name)]), os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer slave.Close()
+	t.Cleanup(func() { slave.Close() })
+	return master, slave
+}
+
+func TestEscapeTIOCSTI(t *testing.T) {
+	requireUnsandboxed(t)
+	master, slave := openPTY(t)
 
 	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
 	ctx := t.Context()
@@ -243,7 +296,7 @@ func TestEscapeTIOCSTI(t *testing.T) {
 	cmd.Stdin = slave
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
+	err := cmd.Run()
 	if err == nil || strings.Contains(out.String(), "injected") {
 		t.Fatalf("TIOCSTI succeeded from a cage (stdout %q, stderr %q)", out.String(), errb.String())
 	}
@@ -293,4 +346,129 @@ func TestEscapeContainerEngine(t *testing.T) {
 	mustWorkOutside(t, "/usr/bin/perl", "-MIO::Socket::UNIX", "-e", connect)
 	o, e, err := run(t, c, "/usr/bin/perl", "-MIO::Socket::UNIX", "-e", connect)
 	mustRefuse(t, "connecting to Docker's socket", o, e, err)
+}
+
+// TestEscapeOtherTerminal (R-40): a child given one terminal can use it
+// (stty's ioctls) but can neither read nor write another one, where a
+// password typed into sudo or ssh would be.
+func TestEscapeOtherTerminal(t *testing.T) {
+	requireUnsandboxed(t)
+	_, own := openPTY(t)
+	_, other := openPTY(t)
+	// Also under a rule granting every pty (a regex, so no path of a
+	// possibly case-sensitive devfs is resolved): the process-access class
+	// decides.
+	for _, c := range []*cage.Cage{
+		newCage(t, policy(t), cage.WithHome(tempHome(t))),
+		newCage(t, policy(t, profile.Seatbelt(`(allow file-read* file-write* file-ioctl (regex #"^/dev/ttys[0-9]+$"))`)), cage.WithHome(tempHome(t))),
+	} {
+		otherTerminal(t, c, own, other)
+	}
+}
+
+func otherTerminal(t *testing.T, c *cage.Cage, own, other *os.File) {
+	t.Helper()
+	runOn := func(name string, args ...string) (string, string, error) {
+		cmd := c.Command(t.Context(), name, args...)
+		cmd.Stdin = own
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return out.String(), errb.String(), err
+	}
+	if o, e, err := runOn("/bin/stty", "-g"); err != nil {
+		t.Fatalf("stty on the child's own terminal: %v (%s%s)", err, o, e)
+	}
+	for _, mode := range []string{"<", ">"} {
+		script := fmt.Sprintf(`open(my $f, "%s", "%s") or die "$!\n"; print "opened\n"`, mode, other.Name())
+		mustWorkOutside(t, "/usr/bin/perl", "-e", script)
+		o, e, err := runOn("/usr/bin/perl", "-e", script)
+		mustRefuse(t, "opening another terminal with "+mode, o, e, err)
+	}
+}
+
+// TestEscapePlantedLink (R-41): a link a caged child planted in a writable
+// tree (build/cache -> the home directory) does not turn a later grant of
+// the cache into a grant of the home directory.
+func TestEscapePlantedLink(t *testing.T) {
+	requireUnsandboxed(t)
+	home := tempHome(t)
+	proj := filepath.Join(home, "proj")
+	if err := os.MkdirAll(filepath.Join(proj, "build"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := newCage(t, policy(t, profile.ReadWrite(proj)), cage.WithHome(home))
+	cache := filepath.Join(proj, "build", "cache")
+	if o, e, err := run(t, c, "/bin/ln", "-s", home, cache); err != nil {
+		t.Fatalf("planting the link inside the writable tree: %v (%s%s)", err, o, e)
+	}
+	_, err := cage.New(policy(t, profile.ReadWrite(proj), profile.ReadWrite(cache)), cage.WithHome(home))
+	var le *cage.LinkError
+	if !errors.As(err, &le) || le.Link != cache {
+		t.Fatalf("a later policy through the planted link: %v, want a *cage.LinkError naming %s", err, cache)
+	}
+	cmd := c.Command(t.Context(), "/bin/ls", cache+"/")
+	cmd.Grants = []cage.Grant{{Path: cache, Write: true}}
+	if err := cmd.Run(); !errors.As(err, &le) {
+		t.Fatalf("a grant through the planted link: %v, want a *cage.LinkError", err)
+	}
+}
+
+// TestEscapeLocalService (R-42): with the network on, a service listening
+// on localhost (an inspector, Docker over TCP) is unreachable unless the
+// policy names its port; loopback mode reaches only its named ports.
+func TestEscapeLocalService(t *testing.T) {
+	requireUnsandboxed(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := fmt.Sprintf(`IO::Socket::INET->new(PeerAddr => "127.0.0.1:%d") or die "$!\n"`, port)
+	mustWorkOutside(t, "/usr/bin/perl", "-MIO::Socket::INET", "-e", connect)
+	for _, tc := range []struct {
+		name  string
+		net   profile.Option
+		allow bool
+	}{
+		{"on", profile.Network(profile.NetworkOn), false},
+		{"on with the port", profile.Network(profile.NetworkOn, port), true},
+		{"loopback, another port", profile.Network(profile.NetworkLoopback, port+1), false},
+		{"loopback with the port", profile.Network(profile.NetworkLoopback, port), true},
+	} {
+		c := newCage(t, policy(t, tc.net), cage.WithHome(tempHome(t)))
+		o, e, err := run(t, c, "/usr/bin/perl", "-MIO::Socket::INET", "-e", connect)
+		if tc.allow {
+			if err != nil {
+				t.Errorf("%s: connecting to the named port: %v (%s%s)", tc.name, err, o, e)
+			}
+			continue
+		}
+		mustRefuse(t, tc.name+": connecting to a local service", o, e, err)
+	}
+}
+
+// TestEscapeSystemServices (R-6): even with every Mach service and new
+// pseudo-terminals allowed by accepted Seatbelt-layer rules, the
+// service-manager class refuses a new pty. (The Mach names are checked by
+// the simulator canaries: a runner's GUI services are not a given.)
+func TestEscapeSystemServices(t *testing.T) {
+	requireUnsandboxed(t)
+	c := newCage(t, policy(t, profile.AcceptBroad(profile.BroadMachLookup),
+		profile.Seatbelt(`(allow mach-lookup)
+(allow pseudo-tty)
+(allow file-read* file-write-data file-ioctl (literal "/dev/ptmx"))`)), cage.WithHome(tempHome(t)))
+	mustWorkOutside(t, "/usr/bin/script", "-q", "/dev/null", "/usr/bin/true")
+	o, e, err := run(t, c, "/usr/bin/script", "-q", "/dev/null", "/usr/bin/true")
+	mustRefuse(t, "opening a new pseudo-terminal", o, e, err)
 }

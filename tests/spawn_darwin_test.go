@@ -48,6 +48,8 @@ func TestProgramsUnderBaseV1(t *testing.T) {
 		{"perl", []string{"/usr/bin/perl", "-e", "print 6*7, qq{\\n}"}, "", regexp.MustCompile(`^42\n$`)},
 		{"tar", []string{"/bin/sh", "-c", "printf data | /usr/bin/tar -cf - --format ustar @- 2>/dev/null || /usr/bin/tar --version"}, "", regexp.MustCompile(`(bsdtar|data)`)},
 		{"gzip", []string{"/bin/sh", "-c", "printf hello | /usr/bin/gzip -c | /usr/bin/gzip -dc"}, "", regexp.MustCompile(`^hello$`)},
+		// A Foundation program: needs Sandbox call 67 and vnguard at start-up.
+		{"plutil", []string{"/usr/bin/plutil", "-extract", "ProductName", "raw", "-o", "-", "/System/Library/CoreServices/SystemVersion.plist"}, "", regexp.MustCompile(`^(macOS|Mac OS X)\n?$`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

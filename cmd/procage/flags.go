@@ -30,7 +30,7 @@ type policyFlags struct {
 	read, write, exec, sockets, mach, waive, seatbelt listFlag
 	ports                                             listFlag
 	network, policyFile                               string
-	fork, execOnly                                    bool
+	fork, execOnly, listenAny                         bool
 	limit                                             int
 }
 
@@ -38,8 +38,9 @@ func (pf *policyFlags) register(fs *flag.FlagSet) {
 	fs.Var(&pf.read, "read", "allow reading the tree at `PATH` (repeatable)")
 	fs.Var(&pf.write, "write", "allow reading and writing the tree at `PATH` (repeatable)")
 	fs.Var(&pf.exec, "exec", "allow reading and executing the tree at `PATH` (repeatable)")
-	fs.StringVar(&pf.network, "network", "off", "network `MODE`: off, loopback (localhost only) or on")
-	fs.Var(&pf.ports, "port", "with --network loopback, allow only this localhost `PORT` (repeatable)")
+	fs.StringVar(&pf.network, "network", "off", "network `MODE`: off, loopback (localhost, on the --port ports) or on (remote hosts; localhost only on the --port ports)")
+	fs.Var(&pf.ports, "port", "with --network loopback or on, allow this localhost `PORT`, or any for every port (repeatable; loopback needs one)")
+	fs.BoolVar(&pf.listenAny, "listen-any", false, "with --network on, listen on every interface, not only localhost")
 	fs.Var(&pf.sockets, "unix-socket", "allow connecting to the Unix socket at `PATH` (repeatable)")
 	fs.Var(&pf.mach, "mach", "allow looking up the global Mach service `NAME` (repeatable)")
 	fs.BoolVar(&pf.fork, "fork", false, "let the target create processes (a forking policy)")
@@ -57,7 +58,7 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 		return profile.Policy{}, usagef("--limit %d: must be at least 1", pf.limit)
 	}
 	if pf.policyFile != "" {
-		for _, name := range []string{"read", "write", "exec", "network", "port", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"} {
+		for _, name := range []string{"read", "write", "exec", "network", "port", "listen-any", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"} {
 			if set[name] {
 				return profile.Policy{}, usagef("--policy and --%s: give the policy either as a file or as flags", name)
 			}
@@ -89,13 +90,20 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	}
 	var ports []int
 	for _, s := range pf.ports {
+		if s == "any" {
+			ports = append(ports, profile.AnyPort)
+			continue
+		}
 		n, err := strconv.Atoi(s)
 		if err != nil {
-			return profile.Policy{}, usagef("--port %q: not a number", s)
+			return profile.Policy{}, usagef("--port %q: not a number or any", s)
 		}
 		ports = append(ports, n)
 	}
 	opts = append(opts, flagged("network/--port", pf.network, profile.Network(mode, ports...)))
+	if pf.listenAny {
+		opts = append(opts, flagged("listen-any", "true", profile.ListenAnyInterface()))
+	}
 	for _, p := range pf.sockets {
 		opts = append(opts, flagged("unix-socket", p, profile.UnixSocket(p)))
 	}

@@ -1,6 +1,6 @@
 // Command procage shows and runs Seatbelt cages.
 //
-//	procage plan --read /usr/share --network loopback   # print the profile and the path rewrites
+//	procage plan --read /usr/share --network loopback --port 8080   # print the profile and the path rewrites
 //	procage explain --read /usr/share file-read-data /usr/share/dict/words
 //	procage run --read /usr/share -- /bin/cat /usr/share/dict/words   # macOS only
 //	procage probe                                          # macOS only

@@ -17,7 +17,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestPlan(t *testing.T) {
-	code, out, errs := runCLI(t, "plan", "--read", "/usr", "--network", "loopback")
+	code, out, errs := runCLI(t, "plan", "--read", "/usr", "--network", "loopback", "--port", "any")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errs)
 	}
@@ -103,8 +103,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "--read", "usr"}, `--read "usr": path is not absolute`},
 		{[]string{"plan", "--write", "/a/../b"}, `--write "/a/../b": path is not normalised`},
 		{[]string{"plan", "--network", "wifi"}, `--network "wifi": want off, loopback or on`},
-		{[]string{"plan", "--network", "on", "--port", "80"}, "ports apply to loopback mode only"},
-		{[]string{"plan", "--port", "x"}, `--port "x": not a number`},
+		{[]string{"plan", "--network", "off", "--port", "80"}, "ports apply to loopback and on modes only"},
+		{[]string{"plan", "--network", "loopback"}, "loopback mode names its ports"},
+		{[]string{"plan", "--network", "loopback", "--listen-any", "--port", "80"}, "needs network on"},
+		{[]string{"plan", "--port", "x"}, `--port "x": not a number or any`},
 		{[]string{"plan", "--waive", "all"}, `--waive "all": unknown hard-deny class`},
 		{[]string{"plan", "--seatbelt", "(allow file-raed*)"}, `unknown operation "file-raed*"`},
 		{[]string{"plan", "--mach", "a b"}, `--mach "a b"`},
@@ -138,7 +140,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "plan", "-h")
-	for _, flag := range []string{"-read", "-write", "-exec", "-network", "-port", "-unix-socket", "-mach", "-fork", "-exec-target-only", "-waive", "-seatbelt", "-policy", "-json", "-limit"} {
+	for _, flag := range []string{"-read", "-write", "-exec", "-network", "-port", "-listen-any", "-unix-socket", "-mach", "-fork", "-exec-target-only", "-waive", "-seatbelt", "-policy", "-json", "-limit"} {
 		if !strings.Contains(out, flag) {
 			t.Errorf("plan --help does not explain %s", flag)
 		}
@@ -160,9 +162,12 @@ func TestExplain(t *testing.T) {
 		{[]string{"--read", "/usr", "file-write-data", "/usr/lib/x"}, 1, `denied by default`},
 		{[]string{"--write", home, "file-read-data", home + "/.ssh/id_rsa"}, 1, "(hard-deny)"},
 		{[]string{"--write", home, "--waive", "secrets", "file-read-data", home + "/.ssh/id_rsa"}, 0, "(policy)"},
-		{[]string{"--network", "loopback", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:*")`},
-		{[]string{"--network", "loopback", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
+		{[]string{"--network", "loopback", "--port", "any", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:*")`},
+		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:5432"}, 0, `(remote ip "localhost:5432")`},
+		{[]string{"--network", "loopback", "--port", "5432", "network-outbound", "localhost:9229"}, 1, "denied"},
+		{[]string{"--network", "loopback", "--port", "any", "network-outbound", "93.184.216.34:443"}, 1, "denied"},
 		{[]string{"--network", "on", "network-outbound", "93.184.216.34:443"}, 0, "allowed"},
+		{[]string{"--network", "on", "network-outbound", "127.0.0.1:9229"}, 1, "denied"},
 		{[]string{"sysctl-read", "kern.procargs2"}, 1, "(hard-deny)"},
 		{[]string{"--exec-target-only", "process-exec", "/bin/ls"}, 1, "(exec-target-only)"},
 		{[]string{"frob", "/x"}, 2, "not a concrete Seatbelt operation"},

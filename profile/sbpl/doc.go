@@ -15,7 +15,8 @@
 // hand-written profiles use (constant defines, conditionals on parameters)
 // and keeps each rule's line.
 // [Rule.Validate] checks a rule against the generated name tables, refusing
-// unknown operations, filters and modifiers and (with no-sandbox).
+// unknown operations and filters, (with no-sandbox), and every modifier but
+// the [AcceptedModifiers] ([ErrModifier]).
 //
 // # Limitations
 //

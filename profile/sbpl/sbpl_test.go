@@ -246,6 +246,22 @@ func TestValidate(t *testing.T) {
 		{`(allow file-read* (subpth "/usr"))`, `unknown filter "subpth"`},
 		{`(allow process-exec* (literal "/bin/ps") (with no-sandbox))`, "no-sandbox"},
 		{`(allow file-read* (with frobnicate))`, "unknown modifier"},
+		{`(deny file-read* (with report))`, ""},
+		{`(deny file-read* (with no-report))`, ""},
+		{`(deny file-read* (with no-log))`, ""},
+		{`(deny file-read* (with message "tag"))`, ""},
+		{`(deny file-read* (with errno ENOENT))`, ""},
+		{`(deny syscall-unix (with send-signal SIGSYS))`, ""},
+		{`(allow file-read* (with default-sandbox))`, "not accepted"},
+		{`(allow process-exec* (with sip-override))`, "not accepted"},
+		{`(allow file-read* (with grant))`, "not accepted"},
+		{`(allow mach-lookup (with authority))`, "not accepted"},
+		{`(allow file-read* (with user-approval))`, "not accepted"},
+		{`(allow file-read* (with no-times))`, "not accepted"},
+		{`(allow file-read* (with assign-storage-class))`, "not accepted"},
+		{`(allow file-read* (with telemetry))`, "not accepted"},
+		{`(allow file-read* (with enable-state-flag))`, "not accepted"},
+		{`(allow file-read* (with message-filter))`, "not accepted"},
 		{`(allow file-read* (subpath "usr"))`, "must be absolute"},
 		{`(allow file-read* (subpath "/a" "/b"))`, "takes one string"},
 		{`(allow file-read* (vnode-type PLAIN))`, "must be one of"},
@@ -274,6 +290,10 @@ func TestValidate(t *testing.T) {
 	r := Rule{Effect: Allow, Ops: []string{"process-exec*"}, Modifiers: []Modifier{{Name: "no-sandbox"}}}
 	if err := r.Validate(); !errors.Is(err, ErrNoSandbox) {
 		t.Errorf("Validate(no-sandbox) = %v, want ErrNoSandbox", err)
+	}
+	r = Rule{Effect: Allow, Ops: []string{"file-read*"}, Modifiers: []Modifier{{Name: "grant"}}}
+	if err := r.Validate(); !errors.Is(err, ErrModifier) {
+		t.Errorf("Validate(grant) = %v, want ErrModifier", err)
 	}
 }
 

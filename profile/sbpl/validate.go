@@ -3,6 +3,7 @@ package sbpl
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -10,6 +11,21 @@ import (
 // ErrNoSandbox is returned for any rule carrying (with no-sandbox), which
 // would run an exec'd program outside the sandbox (sbpl.md §4).
 var ErrNoSandbox = errors.New("(with no-sandbox) runs the target unsandboxed and is never accepted")
+
+// ErrModifier is returned for a modifier libsandbox knows whose effect is
+// not documented well enough to accept: default-sandbox, sip-override,
+// grant, authority, user-approval and the rest of the macOS 15 modifier
+// table (0x3c3e/sandblaster modifiers.json) other than the six in
+// [AcceptedModifiers]. Some of them, by name, widen what a rule does
+// beyond its operations and filters, as no-sandbox does.
+var ErrModifier = errors.New("modifier not accepted")
+
+// AcceptedModifiers are the modifiers whose effect is known: report,
+// no-report and no-log change logging, message tags the log line (Apple
+// Security profiles, sandbox-runtime), errno picks the error a denial
+// returns, and send-signal signals the caller on a denial (Chromium's
+// renderer.sb). None of them changes what a rule allows.
+var AcceptedModifiers = []string{"errno", "message", "no-log", "no-report", "report", "send-signal"}
 
 // RuleError reports why a rule is not acceptable.
 type RuleError struct {
@@ -20,9 +36,9 @@ type RuleError struct {
 func (e *RuleError) Error() string { return fmt.Sprintf("sbpl: rule %s: %v", e.Rule, e.Err) }
 func (e *RuleError) Unwrap() error { return e.Err }
 
-// Validate checks that the rule uses only known operations, filters and
-// modifiers, with arguments of the right shape, and never (with
-// no-sandbox). It is what makes a typo fail when a policy is built rather
+// Validate checks that the rule uses only known operations and filters,
+// with arguments of the right shape, only the [AcceptedModifiers], and
+// never (with no-sandbox). It is what makes a typo fail when a policy is built rather
 // than when libsandbox compiles the profile in a child.
 func (r *Rule) Validate() error {
 	text, werr := r.Text()
@@ -49,6 +65,9 @@ func (r *Rule) Validate() error {
 		}
 		if !modifierSet[m.Name] {
 			return fail(fmt.Errorf("unknown modifier (with %s)", m.Name))
+		}
+		if !slices.Contains(AcceptedModifiers, m.Name) {
+			return fail(fmt.Errorf("(with %s): %w", m.Name, ErrModifier))
 		}
 		for _, a := range m.Args {
 			if f, ok := a.(*Filter); ok {

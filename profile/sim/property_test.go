@@ -107,13 +107,22 @@ func randomPolicyFrom(r *rand.Rand, seatbelt []string) (profile.Policy, profile.
 	opts = append(opts, profile.Waive(waived...))
 	switch mode := profile.NetworkMode(r.IntN(3)); mode {
 	case profile.NetworkLoopback:
-		var ports []int
+		ports := []int{profile.AnyPort}
 		for _, p := range []int{22, 80, 8080} {
 			if r.IntN(3) == 0 {
-				ports = append(ports, p)
+				ports = append(ports[:0:0], p)
 			}
 		}
 		opts = append(opts, profile.Network(mode, ports...))
+	case profile.NetworkOn:
+		var ports []int
+		if r.IntN(3) == 0 {
+			ports = []int{8080}
+		}
+		opts = append(opts, profile.Network(mode, ports...))
+		if r.IntN(3) == 0 {
+			opts = append(opts, profile.ListenAnyInterface())
+		}
 	default:
 		opts = append(opts, profile.Network(mode))
 	}
@@ -134,7 +143,9 @@ func randomPolicyFrom(r *rand.Rand, seatbelt []string) (profile.Policy, profile.
 		opts = append(opts, profile.ExecTargetOnly())
 	}
 	if r.IntN(3) == 0 {
-		opts = append(opts, profile.Seatbelt(seatbelt[r.IntN(len(seatbelt))]))
+		// The generator's rules include broad allows; accept them by name.
+		opts = append(opts, profile.AcceptBroad(profile.BroadMachLookup, profile.BroadDefault),
+			profile.Seatbelt(seatbelt[r.IntN(len(seatbelt))]))
 	}
 	p, err := profile.New(profile.BaseV1, opts...)
 	env := profile.Env{Resolved: map[string]string{}}
@@ -317,7 +328,7 @@ func TestLowerMatchesReference(t *testing.T) {
 	// default) would cover the operations the header denies by name, but
 	// a named rule outranks it, so they stay denied.
 	t.Run("SeatbeltAllowDefaultStragglers", func(t *testing.T) {
-		p, err := profile.New(profile.BaseV1, profile.Seatbelt(`(allow default)`))
+		p, err := profile.New(profile.BaseV1, profile.AcceptBroad(profile.BroadDefault), profile.Seatbelt(`(allow default)`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,7 +347,7 @@ func TestLowerMatchesReference(t *testing.T) {
 	})
 
 	t.Run("SeatbeltWildcardDeny", func(t *testing.T) {
-		p, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback), profile.Seatbelt(`(deny network*)`))
+		p, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback, profile.AnyPort), profile.Seatbelt(`(deny network*)`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -220,7 +220,7 @@ func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *A
 	switch mode {
 	case profile.NetworkLoopback:
 		if ip && covers("network-outbound", "network-bind", "network-inbound") {
-			if ep, err := parseEndpoint(a.Addr); err == nil && ep.loopback && (len(ports) == 0 || slices.Contains(ports, ep.port)) {
+			if ep, err := parseEndpoint(a.Addr); err == nil && ep.loopback && (slices.Equal(ports, []int{profile.AnyPort}) || slices.Contains(ports, ep.port)) {
 				return "policy: network loopback"
 			}
 		}
@@ -230,9 +230,16 @@ func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *A
 	case profile.NetworkOn:
 		// Network on is any IP host plus name resolution and TLS trust
 		// (procage-design.md; sbpl.md §12: Nix, agent-safehouse, Codex).
-		if ip && covers("network-outbound", "network-bind", "network-inbound") {
-			if _, err := parseEndpoint(a.Addr); err == nil {
+		// Localhost only on the named ports; listening on localhost unless
+		// the policy asks for every interface (issue 12).
+		if ip && covers("network-outbound") {
+			if ep, err := parseEndpoint(a.Addr); err == nil && (!ep.loopback || slices.Equal(ports, []int{profile.AnyPort}) || slices.Contains(ports, ep.port)) {
 				return "policy: network on"
+			}
+		}
+		if ip && covers("network-bind", "network-inbound") {
+			if ep, err := parseEndpoint(a.Addr); err == nil && (ep.loopback || p.ListensAnyInterface()) {
+				return "policy: network on listens"
 			}
 		}
 		if a.Op == "system-socket" && (a.SocketDomain == socketDomains["AF_INET"] || a.SocketDomain == socketDomains["AF_INET6"]) {
