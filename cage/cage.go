@@ -9,7 +9,6 @@ import (
 	"path"
 	"slices"
 
-	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 )
@@ -18,9 +17,10 @@ import (
 // the kernel matches (a symbolic link followed, a firmlink replaced).
 type Rewrite = pathresolve.Rewrite
 
-// Cage is a prepared policy: paths resolved, profile lowered and (on
-// macOS, for a non-forking policy) compiled. It is safe for concurrent use
-// and can start any number of processes.
+// Cage is a prepared policy: paths resolved and lowered for one backend
+// ([WithBackend]; by default the host's), and, on the OS that enforces
+// that backend, made ready to spawn. It is safe for concurrent use and can
+// start any number of processes.
 type Cage struct {
 	policy   profile.Policy
 	cfg      config
@@ -29,10 +29,8 @@ type Cage struct {
 	zdotdir  string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
 	trees    []pathresolve.Tree // the policy's subpath trees, kernel spelling
 	rewrites []Rewrite
-	plan     *profile.Plan
-	text     string
-	comp     compiler // nil off darwin (no libsandbox)
-	bytecode []byte   // cached compile of a non-forking policy
+	planned  planned
+	be       backend
 
 	// Only during New.
 	resolvedMap map[string]string
@@ -41,21 +39,23 @@ type Cage struct {
 
 // New prepares a cage for policy:
 //
-//  1. on macOS it refuses with [ErrAlreadySandboxed] if the caller is
-//     sandboxed;
+//  1. for the host's backend, it refuses with [ErrAlreadySandboxed] if the
+//     caller is already confined in a way a cage cannot nest in (macOS: any
+//     Seatbelt profile);
 //  2. it resolves every policy path, and the user's home directory, to the
 //     spelling the kernel matches and records each rewrite ([Cage.Rewrites]);
-//     an allow-type rule on a case-sensitive volume is a
-//     [*CaseSensitiveError];
-//  3. it lowers the policy to a Seatbelt profile ([Cage.Plan]); more rules
-//     than the compile limit is a [*LimitError];
-//  4. on macOS it compiles the profile once and caches the bytecode; a
-//     profile libsandbox rejects is a [*CompileError]. A forking policy binds
-//     a per-run marker as a profile parameter, so it is compiled on each
-//     spawn instead (the first compile happens here, to report errors early).
+//     for the macOS backend an allow-type rule on a case-sensitive volume
+//     is a [*CaseSensitiveError];
+//  3. it lowers the policy for its backend ([Cage.Plan]); for macOS, more
+//     rules than the compile limit is a [*LimitError];
+//  4. for the host's backend it prepares what every spawn reuses: on macOS
+//     it compiles the profile once and caches the bytecode (a profile
+//     libsandbox rejects is a [*CompileError]); a forking or ExecTargetOnly
+//     policy binds per-spawn parameters, so it is compiled on each spawn
+//     instead (the first compile happens here, to report errors early).
 //
-// Off macOS, New does steps 2 and 3 only, so a plan can be inspected
-// anywhere; spawning there fails with an [*UnsupportedError].
+// A cage for another OS's backend does steps 2 and 3 only, so a plan can
+// be inspected anywhere; spawning from it fails with an [*UnsupportedError].
 func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	var cfg config
 	for _, o := range opts {
@@ -67,87 +67,81 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		}
 	}
 	if policy.Base() == 0 {
-		return nil, errors.New("cage: New on a zero profile.Policy; build policies with profile.New")
+		return nil, errors.New("cage: zero profile.Policy")
 	}
+	switch {
+	case cfg.backend != 0:
+	case cfg.compiler != nil:
+		// A test's Seatbelt compiler (export_test.go) means a macOS plan.
+		cfg.backend = BackendMacOS
+	default:
+		cfg.backend = hostBackend
+	}
+	host := hostHasBackend && cfg.backend == hostBackend
 
 	sandboxed := cfg.sandboxed
-	if sandboxed == nil {
-		sandboxed = platformSandboxed
+	if sandboxed == nil && host {
+		sandboxed = hostSandboxed
 	}
-	if is, err := sandboxed(); err != nil {
-		return nil, err
-	} else if is {
-		return nil, ErrAlreadySandboxed
+	if sandboxed != nil {
+		if is, err := sandboxed(); err != nil {
+			return nil, err
+		} else if is {
+			return nil, ErrAlreadySandboxed
+		}
 	}
 
 	c := &Cage{policy: policy, cfg: cfg}
 	if err := c.resolve(); err != nil {
 		return nil, err
 	}
-	plan, err := profile.Lower(policy, profile.Env{
+	env := profile.Env{
 		Resolved: c.resolvedMap,
 		Links:    c.links,
 		Home:     c.home,
 		ZDotDir:  c.zdotdir,
 		Limit:    cfg.effectiveLimit(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cage: %w", err)
 	}
-	c.plan, c.text = plan, plan.Text()
 	c.resolvedMap, c.links = nil, nil
-
-	c.comp = cfg.compiler
-	if c.comp == nil {
-		if c.comp, err = platformCompiler(); err != nil {
-			return nil, err
+	switch cfg.backend {
+	case BackendMacOS:
+		comp := cfg.compiler
+		if comp == nil && host {
+			var err error
+			if comp, err = seatbeltCompiler(); err != nil {
+				return nil, err
+			}
 		}
-	}
-	if c.comp != nil {
-		// A profile with per-spawn parameters (a forking or ExecTargetOnly
-		// policy) is compiled with placeholder values here only to report a
-		// rejected profile from New rather than from each spawn.
-		code, err := c.compile(c.spawnParams("/usr/bin/true", "org.procage.check.run"))
+		p, err := planSeatbelt(policy, env, comp)
 		if err != nil {
 			return nil, err
 		}
-		if len(plan.Params) == 0 {
-			c.bytecode = code
+		c.planned = p
+	case BackendLinux:
+		p, err := planLinux(policy, env)
+		if err != nil {
+			return nil, err
 		}
+		c.planned = p
+	}
+
+	switch {
+	case cfg.enforce != nil:
+		be, err := cfg.enforce(c, c.planned)
+		if err != nil {
+			return nil, err
+		}
+		c.be = be
+	case host:
+		be, err := hostEnforce(c, c.planned)
+		if err != nil {
+			return nil, err
+		}
+		c.be = be
+	default:
+		c.be = planOnly{cfg.backend}
 	}
 	return c, nil
-}
-
-// spawnParams binds the plan's per-spawn parameters: the run prefix and
-// marker of a forking policy, and the target (kernel spelling) of an
-// ExecTargetOnly one. A plan without parameters binds none.
-func (c *Cage) spawnParams(target, marker string) []libsandbox.Param {
-	var ps []libsandbox.Param
-	for _, k := range c.plan.Params {
-		v := ""
-		switch k {
-		case profile.ParamRunPrefix:
-			v = runPrefix
-		case profile.ParamRunMarker:
-			v = marker
-		case profile.ParamExecTarget:
-			v = target
-		}
-		ps = append(ps, libsandbox.Param{Key: k, Value: v})
-	}
-	return ps
-}
-
-// compile runs the compiler and maps its error to a *CompileError.
-func (c *Cage) compile(params []libsandbox.Param) ([]byte, error) {
-	code, err := c.comp.Compile(c.text, params)
-	if err != nil {
-		if ce, ok := errors.AsType[*libsandbox.CompileError](err); ok {
-			return nil, &CompileError{Message: ce.Message}
-		}
-		return nil, fmt.Errorf("cage: compiling the profile: %w", err)
-	}
-	return code, nil
 }
 
 // resolve resolves the policy's paths and the home directory, and refuses
@@ -158,7 +152,7 @@ func (c *Cage) resolve() error {
 	} else {
 		r, err := pathresolve.NewHost()
 		if err != nil {
-			return fmt.Errorf("cage: %w", err)
+			return err // names its package and path
 		}
 		c.resolver = r
 	}
@@ -166,7 +160,7 @@ func (c *Cage) resolve() error {
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {
-			return fmt.Errorf("cage: finding the home directory the hard-deny classes protect (set it with WithHome): %w", err)
+			return fmt.Errorf("cage: home directory: %w", err)
 		}
 		home = h
 	}
@@ -178,7 +172,9 @@ func (c *Cage) resolve() error {
 	// volumes on macOS, or a simulated macOS view a caller injected. On
 	// another OS the host's volumes are not the ones a macOS cage would
 	// see, and nothing will be enforced there, so the plan is built anyway.
-	refuseCaseSensitive := hostEnforces || c.cfg.fsSet
+	// Landlock matches what the kernel opens, so case is no concern there.
+	refuseCaseSensitive := c.cfg.backend == BackendMacOS &&
+		((hostHasBackend && hostBackend == BackendMacOS) || c.cfg.fsSet)
 	c.resolvedMap = map[string]string{}
 	links := map[string]bool{}
 	results := map[string]pathresolve.Result{}
@@ -200,7 +196,7 @@ func (c *Cage) resolve() error {
 		}
 		res, err := c.resolver.Resolve(p)
 		if err != nil {
-			return fmt.Errorf("cage: resolving policy path: %w", err)
+			return err // a *pathresolve.PathError naming the path
 		}
 		if res.CaseSensitive && allows[p] && refuseCaseSensitive {
 			return &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
@@ -243,18 +239,28 @@ func (c *Cage) resolve() error {
 	return nil
 }
 
-// Plan returns the Seatbelt profile text the cage applies. For a forking
-// policy the run marker appears as (param "PROCAGE_RUN_MARKER"), bound per
-// spawn.
-func (c *Cage) Plan() string { return c.text }
+// Plan returns the plan text of the cage's backend. For macOS it is the
+// Seatbelt profile the child applies; for a forking policy the run marker
+// appears there as (param "PROCAGE_RUN_MARKER"), bound per spawn. For
+// Linux it is the Landlock ruleset and seccomp rules.
+func (c *Cage) Plan() string { return c.planned.text() }
 
-// PlanRules returns the lowered profile in structured form: the rules with
-// their layers and comments, and the parameters bound per spawn. The result
-// is a copy of the rule list; do not modify the filters it points to.
+// Backend returns the backend the cage plans for.
+func (c *Cage) Backend() Backend { return c.planned.kind() }
+
+// PlanRules returns, for a macOS-backend cage, the lowered Seatbelt
+// profile in structured form: the rules with their layers and comments,
+// and the parameters bound per spawn. It returns nil for another backend.
+// The result is a copy of the rule list; do not modify the filters it
+// points to.
 func (c *Cage) PlanRules() *profile.Plan {
-	prof := *c.plan.Profile
+	sp, ok := c.planned.(*seatbeltPlan)
+	if !ok {
+		return nil
+	}
+	prof := *sp.plan.Profile
 	prof.Rules = slices.Clone(prof.Rules)
-	return &profile.Plan{Profile: &prof, Params: slices.Clone(c.plan.Params)}
+	return &profile.Plan{Profile: &prof, Params: slices.Clone(sp.plan.Params)}
 }
 
 // Rewrites returns every rewrite made while resolving the policy's paths
@@ -271,11 +277,12 @@ func (c *Cage) Home() string { return c.home }
 
 // String summarises the cage on one line.
 func (c *Cage) String() string {
-	return fmt.Sprintf("{cage %s; %d rules; tty %s; env %s}", c.policy, c.plan.Rules(), c.cfg.tty, c.cfg.env)
+	return fmt.Sprintf("{cage %s; %s %d rules; tty %s; env %s}", c.policy, c.planned.kind(), c.planned.rules(), c.cfg.tty, c.cfg.env)
 }
 
 // runPrefix is this process's random marker prefix; every run marker
-// starts with it (procage-design.md §4: random per parent process).
+// starts with it (random per parent process, as in the Rust procage
+// crate, https://docs.rs/crate/procage/0.3.1/source/src/macos/lifetime.rs).
 var runPrefix = "org.procage.run." + randomHex(8) + "."
 
 func randomHex(n int) string {

@@ -94,7 +94,7 @@ func TestNewCaseSensitive(t *testing.T) {
 func TestNewHomeOnCaseSensitiveVolume(t *testing.T) {
 	// Home is only denied (hard-deny classes), and a deny is fine there.
 	fsys := simFS(t)
-	c, err := cage.New(mustPolicy(t), cage.WithFS(fsys, fsys.Firmlinks()), cage.WithHome("/Volumes/CS/home"),
+	c, err := cage.New(mustPolicy(t), cage.WithBackend(cage.BackendMacOS), cage.WithFS(fsys, fsys.Firmlinks()), cage.WithHome("/Volumes/CS/home"),
 		cage.WithSandboxCheck(func() (bool, error) { return false, nil }), cage.WithCompiler(&countingCompiler{}))
 	if err != nil {
 		t.Fatalf("New with home on a case-sensitive volume: %v", err)
@@ -268,10 +268,8 @@ func TestCommandLookup(t *testing.T) {
 	if err := cmd.Start(); !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("Start of a missing program: got %v, want exec.ErrNotFound", err)
 	}
-	cmd = c.Command(t.Context(), "./relative/prog")
-	var ee *exec.Error
-	if err := cmd.Start(); !errors.As(err, &ee) {
-		t.Errorf("Start of a relative path: got %v, want *exec.Error", err)
+	if cmd := c.Command(t.Context(), "./relative/prog"); cmd.Path != "./relative/prog" || cmd.Err != nil {
+		t.Errorf("Command(./relative/prog): Path %q Err %v; want it kept for Start to resolve against Dir", cmd.Path, cmd.Err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -292,23 +290,29 @@ func TestApplyErrorIs(t *testing.T) {
 		{syscall.ENOENT, fs.ErrPermission, false},
 	}
 	for _, tt := range tests {
-		err := error(&cage.ApplyError{Step: "exec", Errno: tt.errno})
+		err := error(&cage.ApplyError{Step: cage.StepExec, Errno: tt.errno})
 		if got := errors.Is(err, tt.target); got != tt.want {
 			t.Errorf("errors.Is(ApplyError{%v}, %v) = %v, want %v", tt.errno, tt.target, got, tt.want)
 		}
-		if !strings.Contains(err.Error(), "exec") {
-			t.Errorf("message %q does not name the step", err)
+		// Short and fixed, as os/exec's: the step and the errno.
+		if want := "cage: child step exec: " + tt.errno.Error(); err.Error() != want {
+			t.Errorf("message %q, want %q", err, want)
+		}
+		named := &cage.ApplyError{Step: cage.StepApply, Call: "landlock_restrict_self", Errno: tt.errno}
+		if want := "cage: child step apply (landlock_restrict_self): " + tt.errno.Error(); named.Error() != want {
+			t.Errorf("message %q, want %q", named, want)
 		}
 	}
 }
 
 func TestOptionValidation(t *testing.T) {
 	tests := map[string]cage.Option{
-		"zero limit":     cage.WithCompileLimit(0),
-		"relative home":  cage.WithHome("home/me"),
-		"unknown tty":    cage.WithTTY(cage.TTY(7)),
-		"nil fs":         cage.WithFS(nil, nil),
-		"soft above max": cage.WithRlimits(cage.Rlimit{Resource: 8, Cur: 10, Max: 5}),
+		"zero limit":      cage.WithCompileLimit(0),
+		"relative home":   cage.WithHome("home/me"),
+		"unknown tty":     cage.WithTTY(cage.TTY(7)),
+		"nil fs":          cage.WithFS(nil, nil),
+		"soft above max":  cage.WithRlimits(cage.Rlimit{Resource: 8, Cur: 10, Max: 5}),
+		"unknown backend": cage.WithBackend(cage.Backend(9)),
 	}
 	for name, o := range tests {
 		if _, err := cage.New(mustPolicy(t), append(simOpts(t), o)...); err == nil {
@@ -351,29 +355,44 @@ func TestApplyVerdict(t *testing.T) {
 	exited := func(code int) syscall.WaitStatus { return syscall.WaitStatus(code << 8) }
 	killed := syscall.WaitStatus(syscall.SIGKILL)
 	tests := []struct {
-		name   string
-		err    error
-		status syscall.WaitStatus
-		works  bool
+		name    string
+		err     error
+		status  syscall.WaitStatus
+		waitErr error
+		want    string // "ok", "unsupported" (a cached verdict) or "transient"
 	}{
-		{"exec refused with EPERM", &cage.ApplyError{Step: "exec", Errno: syscall.EPERM}, 0, true},
-		{"exec refused with EACCES", &cage.ApplyError{Step: "exec", Errno: syscall.EACCES}, 0, true},
-		{"image killed after exec", nil, killed, true},
-		{"target ran and exited 0", nil, exited(0), false},
-		{"target ran and exited 1", nil, exited(1), false},
-		{"apply step failed", &cage.ApplyError{Step: "apply", Errno: syscall.EINVAL}, 0, false},
-		{"confirm step failed", &cage.ApplyError{Step: "confirm", Errno: syscall.EPERM}, 0, false},
-		{"exec failed otherwise", &cage.ApplyError{Step: "exec", Errno: syscall.ENOENT}, 0, false},
-		{"fork failed", syscall.EAGAIN, 0, false},
+		{"exec refused with EPERM", &cage.ApplyError{Step: cage.StepExec, Errno: syscall.EPERM}, 0, nil, "ok"},
+		{"exec refused with EACCES is not Seatbelt's answer", &cage.ApplyError{Step: cage.StepExec, Errno: syscall.EACCES}, 0, nil, "unsupported"},
+		{"signalled child is no proof", nil, killed, nil, "unsupported"},
+		{"target ran and exited 0", nil, exited(0), nil, "unsupported"},
+		{"target ran and exited 1", nil, exited(1), nil, "unsupported"},
+		{"apply step failed", &cage.ApplyError{Step: cage.StepApply, Errno: syscall.EINVAL}, 0, nil, "unsupported"},
+		{"confirm step failed", &cage.ApplyError{Step: cage.StepConfirm, Errno: syscall.EPERM}, 0, nil, "unsupported"},
+		{"exec failed otherwise", &cage.ApplyError{Step: cage.StepExec, Errno: syscall.ENOENT}, 0, nil, "unsupported"},
+		{"fork failed", syscall.EAGAIN, 0, nil, "transient"},
+		{"wait failed", nil, 0, syscall.EINTR, "transient"},
 	}
 	for _, tt := range tests {
-		err := cage.ApplyVerdict("macOS 25A1", tt.err, tt.status)
-		if (err == nil) != tt.works {
-			t.Errorf("%s: verdict %v, want works=%v", tt.name, err, tt.works)
+		err := cage.ApplyVerdict("macOS 25A1", tt.err, tt.status, tt.waitErr)
+		got := "transient"
+		switch {
+		case err == nil:
+			got = "ok"
+		case errors.Is(err, errors.ErrUnsupported):
+			got = "unsupported"
+			var ue *cage.UnsupportedError
+			if !errors.As(err, &ue) || ue.OSBuild != "macOS 25A1" || ue.What == "" {
+				t.Errorf("%s: %v does not name the build and what was seen", tt.name, err)
+			}
 		}
-		if err != nil && (!errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "macOS 25A1")) {
-			t.Errorf("%s: %v is not an unsupported error naming the build", tt.name, err)
+		if got != tt.want {
+			t.Errorf("%s: verdict %v (%s), want %s", tt.name, err, got, tt.want)
 		}
+	}
+	// What was seen is named.
+	err := cage.ApplyVerdict("macOS 25A1", nil, killed, nil)
+	if ue := (*cage.UnsupportedError)(nil); !errors.As(err, &ue) || !strings.Contains(ue.What, "signal") {
+		t.Errorf("signalled probe child: %v, want the signal named", err)
 	}
 }
 
@@ -500,6 +519,73 @@ func TestExecTargetOnlyParams(t *testing.T) {
 		t.Errorf("a policy without per-spawn parameters binds %v", plain)
 	}
 }
+
+// TestErrorsWrapOnce: an error from another package (pathresolve,
+// profile) is returned with its own prefix, not under "cage: " again.
+func TestErrorsWrapOnce(t *testing.T) {
+	_, homeErr := cage.New(mustPolicy(t), append(simOpts(t), cage.WithHome("home/me"))...)
+	_, limitErr := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}), cage.WithCompileLimit(3))...)
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := c.Command(t.Context(), "/usr/bin/true")
+	cmd.Grants = []cage.Grant{{Path: "rel"}}
+	grantErr := cmd.Start()
+	var pe *pathresolve.PathError
+	var le *cage.LimitError
+	for name, tt := range map[string]struct {
+		err error
+		as  bool
+	}{
+		"home":  {homeErr, errors.As(homeErr, &pe)},
+		"limit": {limitErr, errors.As(limitErr, &le)},
+		"grant": {grantErr, errors.As(grantErr, &pe)},
+	} {
+		if !tt.as {
+			t.Errorf("%s: %v is not the typed error", name, tt.err)
+			continue
+		}
+		for _, pile := range []string{"cage: cage:", "cage: pathresolve:", "cage: profile:"} {
+			if strings.Contains(tt.err.Error(), pile) {
+				t.Errorf("%s: %q piles up prefixes (%q)", name, tt.err, pile)
+			}
+		}
+	}
+}
+
+// TestBackendChoice: the default is the host's backend (a test compiler
+// means Seatbelt); WithBackend picks either, and the plan follows it.
+func TestBackendChoice(t *testing.T) {
+	for _, b := range []cage.Backend{cage.BackendMacOS, cage.BackendLinux} {
+		c, err := cage.New(mustPolicy(t), cage.WithBackend(b), cage.WithHome("/home/me"),
+			cage.WithSandboxCheck(func() (bool, error) { return false, nil }))
+		if err != nil {
+			t.Fatalf("New for %v: %v", b, err)
+		}
+		if c.Backend() != b {
+			t.Errorf("Backend() = %v, want %v", c.Backend(), b)
+		}
+		if got := c.PlanRules() != nil; got != (b == cage.BackendMacOS) {
+			t.Errorf("%v: PlanRules() non-nil = %v; want the Seatbelt rules for macOS only", b, got)
+		}
+	}
+	if got := []string{cage.BackendMacOS.String(), cage.BackendLinux.String()}; !slicesEqual(got, []string{"macos", "linux"}) {
+		t.Errorf("names %q", got)
+	}
+	c, err := cage.New(mustPolicy(t), cage.WithHome("/home/me"), cage.WithSandboxCheck(func() (bool, error) { return false, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Backend() != cage.HostBackend() {
+		t.Errorf("default Backend() = %v, want the host's %v", c.Backend(), cage.HostBackend())
+	}
+	if want := map[string]cage.Backend{"darwin": cage.BackendMacOS, "linux": cage.BackendLinux}[runtime.GOOS]; want != 0 && cage.HostBackend() != want {
+		t.Errorf("HostBackend() = %v on %s", cage.HostBackend(), runtime.GOOS)
+	}
+}
+
+func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }
 
 // The caller's $ZDOTDIR, resolved, reaches the trust-handoff class: zsh
 // reads the user's startup files there.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -12,29 +11,35 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/profile"
 )
 
-// Grant binds a path to one spawn as a sandbox extension: the parent
-// issues a token for the path's kernel spelling, the child consumes it
-// after its profile applies. A grant on a case-sensitive volume is a
-// [*CaseSensitiveError].
+// Grant binds a path to one spawn: on macOS as a sandbox extension the
+// parent issues for the path's kernel spelling and the child consumes
+// after its profile applies. For the macOS backend a grant on a
+// case-sensitive volume is a [*CaseSensitiveError].
 type Grant struct {
 	Path  string // absolute
 	Write bool   // read-write; false: read-only
 }
 
-// Cmd is a caged command, shaped like os/exec.Cmd. Build it with
-// [Cage.Command]; a Cmd cannot be reused after Start.
+// Cmd is a caged command, shaped like os/exec.Cmd and with its semantics
+// where a cage allows them. Build it with [Cage.Command]; a Cmd cannot be
+// reused after Start, and Start may be called only once, even after it
+// failed.
 type Cmd struct {
-	// Path is the absolute path of the executable.
+	// Path is the path of the executable. A relative path (one with a
+	// slash, as "./script.sh") is resolved against Dir at Start, as the
+	// kernel would resolve it in the child (os/exec passes it as is).
 	Path string
-	// Args holds the command line, Args[0] included.
+	// Args holds the command line, Args[0] included; empty means {Path}.
 	Args []string
 	// Env: nil inherits the caller's environment filtered by the cage's
-	// EnvPolicy; non-nil is passed exactly as written.
+	// EnvPolicy (plus PWD when Dir is set, as os/exec does); non-nil is
+	// passed exactly as written.
 	Env []string
 	// Dir is the working directory; "" inherits the caller's.
 	Dir string
@@ -44,8 +49,27 @@ type Cmd struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// ExtraFiles are open files the child inherits: entry i becomes
+	// descriptor 3+i. Unlike os/exec, a nil entry is refused by Start (the
+	// child's descriptor shuffle has no "closed" slot). Every other
+	// descriptor is closed on exec.
+	ExtraFiles []*os.File
 	// Grants are paths bound to this spawn only.
 	Grants []Grant
+
+	// Cancel is called when the Command's context is done before the child
+	// exits. Command sets it to end the run as [Cmd.Kill] does; a caller may
+	// replace it (for example to send SIGTERM first) or set it to nil. As in
+	// os/exec: if Cancel returns nil, Wait reports the context's error; if
+	// it returns an error other than os.ErrProcessDone, Wait reports that.
+	// Whatever Cancel does, Wait still ends the run's other processes.
+	Cancel func() error
+	// WaitDelay bounds the time Wait waits, once the context is done or the
+	// child has exited, for the I/O copies to finish, as in os/exec: after
+	// it the run is ended as by Kill and the pipes are closed, and an
+	// otherwise successful Wait returns exec.ErrWaitDelay. Zero waits for
+	// the copies without bound.
+	WaitDelay time.Duration
 
 	// Process is the started child; ProcessState its state after Wait.
 	Process      *os.Process
@@ -56,18 +80,41 @@ type Cmd struct {
 
 	cage       *Cage
 	ctx        context.Context
-	run        *run   // per-OS state of a started run
+	started    atomic.Bool
+	skipProbe  bool   // the probes' own child
 	execTarget string // the target's kernel spelling, for ExecTargetOnly
+
+	run           *run
+	childIOFiles  []io.Closer // closed once Start returns
+	parentIOPipes []io.Closer // closed by Wait, or by a failed Start
+	goroutine     []func() error
+	goroutineErr  <-chan error
+	ctxResult     <-chan ctxResult
+}
+
+// run is the state of one started run.
+type run struct {
+	pid     int
+	marker  string // "" unless the policy forks
+	tempDir string
+
+	mu     sync.Mutex
+	waited bool // set before the child is reaped
+	reaped bool // set once it is
+	ended  bool // set once Wait has ended the run
 }
 
 // Command returns a Cmd that runs name with args inside the cage. A name
-// without a slash is looked up in PATH as exec.LookPath does; the result
-// must be absolute. When ctx is done, the run is ended as by [Cmd.Kill].
+// without a slash is looked up in PATH as exec.LookPath does (a result
+// relative to the current directory is exec.ErrDot). When ctx is done
+// before the child exits, Cancel is called; by default it ends the run as
+// [Cmd.Kill] does.
 func (c *Cage) Command(ctx context.Context, name string, args ...string) *Cmd {
 	if ctx == nil {
-		panic("cage: Command with a nil Context")
+		panic("cage: nil Context")
 	}
 	cmd := &Cmd{Path: name, Args: append([]string{name}, args...), cage: c, ctx: ctx}
+	cmd.Cancel = cmd.cancelRun
 	if !strings.Contains(name, "/") {
 		lp, err := exec.LookPath(name)
 		if lp != "" {
@@ -75,11 +122,7 @@ func (c *Cage) Command(ctx context.Context, name string, args ...string) *Cmd {
 		}
 		if err != nil {
 			cmd.Err = err
-			return cmd
 		}
-	}
-	if !filepath.IsAbs(cmd.Path) {
-		cmd.Err = &exec.Error{Name: name, Err: errors.New("the executable path is not absolute; give an absolute path")}
 	}
 	return cmd
 }
@@ -89,76 +132,209 @@ func (cmd *Cmd) String() string {
 	return strings.Join(append([]string{cmd.Path}, cmd.Args[min(1, len(cmd.Args)):]...), " ")
 }
 
+// absPath is the executable's absolute path: Path, or a relative Path
+// joined to Dir (itself joined to the current directory if relative), not
+// cleaned, so ".." after a link means what it means to the kernel.
+func (cmd *Cmd) absPath() (string, error) {
+	if filepath.IsAbs(cmd.Path) {
+		return cmd.Path, nil
+	}
+	dir := cmd.Dir
+	if !filepath.IsAbs(dir) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", &exec.Error{Name: cmd.Path, Err: err}
+		}
+		if dir != "" {
+			dir = wd + "/" + dir
+		} else {
+			dir = wd
+		}
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + cmd.Path, nil
+}
+
 // Start starts the caged child and returns without waiting. The target
-// runs only once its profile is in force; if any set-up step fails it never
-// runs and Start returns an [*ApplyError]. Off macOS Start returns an
-// [*UnsupportedError] and nothing runs.
+// runs only once its sandbox is in force; if any set-up step fails it never
+// runs and Start returns an [*ApplyError]. Where the cage's backend cannot
+// be enforced (another OS's backend, no sandbox on this OS, a failed
+// [Probe]) Start returns an [*UnsupportedError] and nothing runs.
 func (cmd *Cmd) Start() error {
 	if cmd.cage == nil {
-		return errors.New("cage: Cmd not built with Cage.Command")
+		return errors.New("cage: Cmd not made by Cage.Command")
 	}
-	if cmd.Process != nil || cmd.run != nil {
+	// As os/exec: a second Start fails even if the first started nothing,
+	// and concurrent Starts cannot both start a child.
+	if cmd.started.Swap(true) {
 		return errors.New("cage: already started")
 	}
+	started := false
+	defer func() {
+		closeAll(cmd.childIOFiles)
+		cmd.childIOFiles = nil
+		if !started {
+			closeAll(cmd.parentIOPipes)
+			cmd.parentIOPipes = nil
+			cmd.goroutine = nil
+		}
+	}()
 	if cmd.Err != nil {
 		return cmd.Err
 	}
-	if !filepath.IsAbs(cmd.Path) {
-		return &exec.Error{Name: cmd.Path, Err: errors.New("the executable path is not absolute; give an absolute path")}
+	if cmd.Path == "" {
+		return errors.New("cage: no command")
 	}
-	if len(cmd.Args) == 0 {
-		cmd.Args = []string{cmd.Path}
+	path, err := cmd.absPath()
+	if err != nil {
+		return err
 	}
 	if err := cmd.ctx.Err(); err != nil {
 		return err
 	}
+	c := cmd.cage
 	var r *pathresolve.Resolver
-	if len(cmd.Grants) > 0 || cmd.cage.policy.ExecTargetOnly() {
+	if len(cmd.Grants) > 0 || c.policy.ExecTargetOnly() {
 		// One resolver for everything this spawn names, sharing its cache.
-		var err error
-		if r, err = cmd.cage.grantResolver(); err != nil {
+		if r, err = c.grantResolver(); err != nil {
 			return err
 		}
 	}
-	grants, err := cmd.cage.resolveGrants(r, cmd.Grants)
+	grants, err := c.resolveGrants(r, cmd.Grants)
 	if err != nil {
 		return err
 	}
 	// The child's own terminal, and no other, is granted per spawn.
 	grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
-	if cmd.cage.policy.ExecTargetOnly() {
-		// The profile names the target as the kernel sees it.
-		res, err := r.Resolve(cmd.Path)
+	if c.policy.ExecTargetOnly() {
+		// The sandbox names the target as the kernel sees it.
+		res, err := r.Resolve(path)
 		if err != nil {
-			return fmt.Errorf("cage: resolving the target: %w", err)
+			return err // a *pathresolve.PathError naming the target
 		}
 		cmd.execTarget = res.Path
 	}
-	return cmd.start(grants)
+	if !cmd.skipProbe {
+		if err := c.be.probe(c.policy.Forking()); err != nil {
+			return err
+		}
+	}
+	if err := cmd.startRun(path, grants); err != nil {
+		return err
+	}
+	started = true
+	return nil
 }
 
-// Wait waits for the child to exit, then ends the run: for a forking
-// policy it finds every process still carrying the run's marker and kills
-// it, in rounds (see the package documentation), then waits for the
-// stdio copies and removes the run's private temporary directory. A
-// non-zero exit is an *exec.ExitError; a run ended by its context returns
-// the context's error. If processes of the run survive every kill round,
-// the error also wraps [ErrRunNotEnded] (test with errors.Is / errors.As).
+// Wait waits for the child to exit, then ends the run: its backend finds
+// the run's remaining processes (a forking run's descendants, wherever
+// they were reparented) and kills them in rounds (see the package
+// documentation); then Wait waits for the stdio copies and removes the
+// run's private temporary directory.
+//
+// A non-zero exit is an *exec.ExitError; a run ended by its context (Cancel
+// returned nil) returns the context's error instead. If processes of the
+// run survived every kill round or could not be checked, the error also
+// wraps [ErrRunNotEnded] (test with errors.Is / errors.As): that is never
+// hidden behind the exit status.
 func (cmd *Cmd) Wait() error {
-	if cmd.run == nil {
+	r := cmd.run
+	if r == nil {
 		return errors.New("cage: not started")
 	}
-	return cmd.wait()
+	r.mu.Lock()
+	if r.waited {
+		r.mu.Unlock()
+		return errors.New("cage: Wait was already called")
+	}
+	r.waited = true
+	r.mu.Unlock()
+
+	state, err := cmd.Process.Wait()
+	if err == nil && !state.Success() {
+		err = &exec.ExitError{ProcessState: state}
+	}
+	r.mu.Lock()
+	r.reaped = true
+	r.mu.Unlock()
+	// End the rest of the run before waiting for the copies: an escaped
+	// descendant holding a pipe open would otherwise block them.
+	endErr := cmd.cage.be.endRun(r, true)
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
+	cmd.ProcessState = state
+
+	var timer *time.Timer
+	if cmd.ctxResult != nil {
+		watch := <-cmd.ctxResult
+		timer = watch.timer
+		_, exited := err.(*exec.ExitError)
+		if watch.err != nil && (err == nil || watch.ctx && exited) {
+			// The context ended the run: its error explains the exit
+			// (os/exec would report the exit status; a cage has always
+			// reported the context).
+			err = watch.err
+		}
+	}
+	if gerr := cmd.awaitGoroutines(timer); err == nil {
+		err = gerr
+	}
+	closeAll(cmd.parentIOPipes)
+	cmd.parentIOPipes = nil
+	if r.tempDir != "" {
+		os.RemoveAll(r.tempDir)
+	}
+	if endErr != nil {
+		// errors.Is/As still find both.
+		return errors.Join(err, endErr)
+	}
+	return err
 }
 
-// Kill ends the run now: it kills the child and, for a forking policy,
-// every process carrying the run's marker. Wait must still be called to
-// reap the child.
+// Kill ends the run now: it kills the child and the run's other processes
+// (its process group, and for a forking run every process its backend
+// finds). Wait must still be called to reap the child.
 func (cmd *Cmd) Kill() error {
 	if cmd.run == nil {
 		return errors.New("cage: not started")
 	}
-	return cmd.kill()
+	err := cmd.killRun()
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+// cancelRun is the default Cancel: Kill, reporting os.ErrProcessDone when
+// the child had already been reaped (as os/exec's default Cancel does).
+func (cmd *Cmd) cancelRun() error { return cmd.killRun() }
+
+func (cmd *Cmd) killRun() error {
+	r := cmd.run
+	// Signal while holding r.mu: Wait sets r.waited under r.mu before it
+	// reaps, so while r.waited is false and the lock is held the child
+	// cannot be reaped and -pid still names its session or group (until it
+	// is reaped the id cannot be reused).
+	r.mu.Lock()
+	if r.ended {
+		// Nothing of the run is left, and its ids may be reused.
+		r.mu.Unlock()
+		return os.ErrProcessDone
+	}
+	err := cmd.Process.Kill()
+	if !r.waited {
+		_ = killGroup(r.pid)
+	}
+	reaped := r.reaped
+	r.mu.Unlock()
+	// A failed direct kill must not skip the backend's search.
+	if endErr := cmd.cage.be.endRun(r, reaped); endErr != nil {
+		if errors.Is(err, os.ErrProcessDone) {
+			err = nil
+		}
+		return errors.Join(err, endErr)
+	}
+	return err
 }
 
 // Run starts the command and waits for it.
@@ -192,13 +368,134 @@ func (cmd *Cmd) Output() ([]byte, error) {
 // CombinedOutput runs the command and returns standard output and standard
 // error together.
 func (cmd *Cmd) CombinedOutput() ([]byte, error) {
-	if cmd.Stdout != nil || cmd.Stderr != nil {
-		return nil, errors.New("cage: Stdout or Stderr already set")
+	if cmd.Stdout != nil {
+		return nil, errors.New("cage: Stdout already set")
+	}
+	if cmd.Stderr != nil {
+		return nil, errors.New("cage: Stderr already set")
 	}
 	var b syncBuffer
 	cmd.Stdout, cmd.Stderr = &b, &b
 	err := cmd.Run()
 	return b.Bytes(), err
+}
+
+// StdinPipe returns a pipe connected to the child's standard input when it
+// starts. Wait closes it after the child exits; the caller may close it
+// earlier to send end-of-file.
+func (cmd *Cmd) StdinPipe() (io.WriteCloser, error) {
+	if cmd.Stdin != nil {
+		return nil, errors.New("cage: Stdin already set")
+	}
+	if cmd.started.Load() {
+		return nil, errors.New("cage: StdinPipe after process started")
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdin = pr
+	cmd.childIOFiles = append(cmd.childIOFiles, pr)
+	cmd.parentIOPipes = append(cmd.parentIOPipes, pw)
+	return pw, nil
+}
+
+// StdoutPipe returns a pipe connected to the child's standard output when
+// it starts. Wait closes it after the child exits, so, as with os/exec,
+// all reads must be done before Wait is called, and Run cannot be used.
+func (cmd *Cmd) StdoutPipe() (io.ReadCloser, error) {
+	if cmd.Stdout != nil {
+		return nil, errors.New("cage: Stdout already set")
+	}
+	if cmd.started.Load() {
+		return nil, errors.New("cage: StdoutPipe after process started")
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout = pw
+	cmd.childIOFiles = append(cmd.childIOFiles, pw)
+	cmd.parentIOPipes = append(cmd.parentIOPipes, pr)
+	return pr, nil
+}
+
+// StderrPipe is StdoutPipe for standard error.
+func (cmd *Cmd) StderrPipe() (io.ReadCloser, error) {
+	if cmd.Stderr != nil {
+		return nil, errors.New("cage: Stderr already set")
+	}
+	if cmd.started.Load() {
+		return nil, errors.New("cage: StderrPipe after process started")
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = pw
+	cmd.childIOFiles = append(cmd.childIOFiles, pw)
+	cmd.parentIOPipes = append(cmd.parentIOPipes, pr)
+	return pr, nil
+}
+
+// Environ returns a copy of the environment the child would get as the
+// command is now configured: Env as written, or the caller's environment
+// filtered by the cage's EnvPolicy plus PWD for Dir. A private TMPDIR
+// ([WithPrivateTemp]) is chosen by Start and is not included.
+func (cmd *Cmd) Environ() []string {
+	env, _ := cmd.environ()
+	return env
+}
+
+// environ builds the child's environment; extra entries (a private
+// TMPDIR) are added unless an explicit Env names them.
+func (cmd *Cmd) environ(extra ...string) ([]string, error) {
+	var base []string
+	var err error
+	if cmd.Env == nil && cmd.Dir != "" {
+		// As os/exec (go.dev/issue/50599): PWD follows Dir only when Env is nil.
+		pwd, absErr := filepath.Abs(cmd.Dir)
+		if absErr != nil {
+			err = absErr
+		} else {
+			extra = append([]string{"PWD=" + pwd}, extra...)
+		}
+	}
+	var p EnvPolicy
+	if cmd.cage != nil {
+		p = cmd.cage.cfg.env
+	}
+	base = environ(p, cmd.Env, os.Environ(), extra...)
+	env, dupErr := dedupEnv(base)
+	if err == nil {
+		err = dupErr
+	}
+	return env, err
+}
+
+// dedupEnv keeps the last entry of each key, as os/exec does, and drops
+// entries containing NUL.
+func dedupEnv(env []string) ([]string, error) {
+	var err error
+	out := make([]string, 0, len(env))
+	saw := map[string]bool{}
+	for i := len(env) - 1; i >= 0; i-- {
+		kv := env[i]
+		if strings.IndexByte(kv, 0) >= 0 {
+			err = errors.New("cage: environment variable contains NUL")
+			continue
+		}
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && saw[k] {
+			continue
+		}
+		saw[k] = true
+		out = append(out, kv)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, err
 }
 
 // prefixBuffer keeps the first n bytes written.
@@ -231,16 +528,10 @@ func (w *syncBuffer) Bytes() []byte {
 	return bytes.Clone(w.b.Bytes())
 }
 
-// grant is a resolved Grant: kernel spelling and extension class.
-type grant struct {
-	path  string
-	class string
-}
-
 // resolveGrants resolves each grant to its kernel spelling through r (see
-// grantResolver), refuses grants on case-sensitive volumes and grants
-// through a suspect link (pathresolve.CheckLinks, with the policy's trees
-// and this spawn's grants as trees).
+// grantResolver), refuses grants through a suspect link
+// (pathresolve.CheckLinks, with the policy's trees and this spawn's grants
+// as trees) and, for the macOS backend, grants on case-sensitive volumes.
 func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, error) {
 	var out []grant
 	var results []pathresolve.Result
@@ -249,18 +540,14 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 	for _, g := range gs {
 		res, err := r.Resolve(g.Path)
 		if err != nil {
-			return nil, fmt.Errorf("cage: grant: %w", err)
+			return nil, err // a *pathresolve.PathError naming the grant
 		}
-		if res.CaseSensitive {
+		if res.CaseSensitive && c.cfg.backend == BackendMacOS {
 			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
 		results, writes = append(results, res), append(writes, g.Write)
 		trees = append(trees, pathresolve.Tree{Path: res.Path, Writable: g.Write})
-		class := profile.ExtensionRead
-		if g.Write {
-			class = profile.ExtensionReadWrite
-		}
-		out = append(out, grant{path: res.Path, class: class})
+		out = append(out, grant{path: res.Path, write: g.Write})
 	}
 	for i, res := range results {
 		if err := pathresolve.CheckLinks(res, writes[i], trees, c.cfg.acceptedLink); err != nil {
@@ -279,7 +566,7 @@ func (c *Cage) grantResolver() (*pathresolve.Resolver, error) {
 	}
 	r, err := pathresolve.NewHost()
 	if err != nil {
-		return nil, fmt.Errorf("cage: %w", err)
+		return nil, err
 	}
 	return r, nil
 }

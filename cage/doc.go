@@ -1,6 +1,7 @@
-// Package cage runs a child process inside a macOS Seatbelt sandbox:
+// Package cage runs a child process inside an OS sandbox, with an API
+// shaped like os/exec:
 //
-//	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"))
+//	policy, err := profile.New(profile.BaseV1, profile.Read("/tmp/build"))
 //	if err != nil {
 //		return err
 //	}
@@ -8,21 +9,27 @@
 //	if err != nil {
 //		return err
 //	}
-//	out, err := c.Command(ctx, "sh", "-c", "ls /tmp/build").Output()
+//	out, err := c.Command(ctx, "/bin/ls", "/tmp/build").Output()
+//
+// A [profile.Policy] says what the child may read, write and execute, and
+// whether it may use the network or fork. [New] prepares it once for the
+// host's backend (macOS: Seatbelt; Linux: Landlock and seccomp); every
+// [Cage.Command] then starts a child that puts the sandbox in force on
+// itself before it executes its target. The cage fails closed: if the
+// sandbox cannot be put in force, the target never runs, and there is no
+// fallback to running it unconfined.
 //
 // # Preparing a cage
 //
-// [New] refuses with [ErrAlreadySandboxed] if the caller is sandboxed
-// (macOS), resolves every policy path and the home directory to the
-// spelling the kernel matches (/tmp/x becomes /private/tmp/x; symbolic
-// links and firmlinks are followed; [Cage.Rewrites] lists each rewrite),
-// lowers the policy to a Seatbelt profile ([Cage.Plan], [Cage.PlanRules])
-// and, on macOS, compiles it once. Seatbelt matches paths
-// case-insensitively on every volume, so an allow-type rule (filesystem
-// rule, Unix socket, Seatbelt-layer allow, grant) on a case-sensitive volume
-// is a [*CaseSensitiveError]; a deny there is fine. Off macOS the host's
-// own volumes are only described (no Seatbelt will enforce the plan there),
-// so the refusal applies to a simulated view given with [WithFS].
+// [New] resolves every policy path and the home directory to the spelling
+// the kernel matches (on macOS /tmp/x becomes /private/tmp/x; symbolic
+// links and firmlinks are followed; [Cage.Rewrites] lists each rewrite)
+// and lowers the policy for its backend: [Cage.Plan] returns the plan text.
+// [WithBackend] plans for another OS's backend, so either plan can be
+// previewed anywhere ([WithFS] resolves paths through a simulated macOS
+// file system); such a cage only plans, and Start refuses it with an
+// [*UnsupportedError]. The hard-deny classes protect the home directory
+// that os.UserHomeDir reports; [WithHome] names another.
 //
 // A policy path or grant that resolves through a symbolic link inside a
 // tree the policy grants, leading out of that tree, or through a link
@@ -30,73 +37,100 @@
 // caged child planted in an earlier run looks like (build/cache -> the
 // home directory). Accept a link you trust with [AcceptLink].
 //
-// A policy is compiled once per cage and the bytecode reused for every
-// spawn, unless its profile has per-spawn parameters: a forking policy
-// ([profile.Fork]) binds a per-run marker and an [profile.ExecTargetOnly]
-// policy binds the target's path, and parameters are consumed by the
-// compiler, so such a policy is compiled on every spawn.
-//
-// New, Plan and Rewrites work on every OS, so a service can inspect a plan
-// anywhere; [WithFS] resolves paths through a simulated macOS file system.
-//
 // # Spawning
 //
-// [Cage.Command] returns a [Cmd] shaped like os/exec.Cmd. Its child, using
-// system calls only, starts a new session (or its own process group with
-// [TTYInherit]), sets resource limits, applies the compiled profile,
-// confirms that it is sandboxed, consumes the spawn's [Grant] tokens, marks
-// every inherited descriptor close-on-exec, and only then executes the
-// target. If any step fails the target never runs and Start returns an
-// [*ApplyError] naming the step. The profile names no terminal but
-// /dev/tty: each spawn grants read-write the terminals its Stdin, Stdout or
-// Stderr (an *os.File) is open on, and no other.
+// [Cage.Command] returns a [Cmd]. Its child, using system calls only,
+// starts a new session (or its own process group with [TTYInherit]), sets
+// up descriptors 0, 1, 2 and [Cmd.ExtraFiles], changes to [Cmd.Dir], sets
+// resource limits ([WithRlimits]), puts the sandbox in force
+// ([StepApply]), confirms it ([StepConfirm]), takes the spawn's grants
+// ([Grant], [StepConsume]), marks every other descriptor close-on-exec, and only
+// then executes the target. If any step fails the target never runs and
+// Start returns an [*ApplyError] naming the [Step]. Each spawn also grants
+// read-write the terminals its Stdin, Stdout or Stderr (an *os.File) is
+// open on, and no other (the macOS profile names no terminal but
+// /dev/tty).
 //
-// Before the first spawn in a process, [Probe] checks that the in-child
-// apply works on this release (a (deny default) child of /usr/bin/true must
-// not run its target); before the first forking spawn it checks the query
-// that finds a run's processes. Either failing is an [*UnsupportedError]:
-// there is no fallback to running unsandboxed.
+// Before the first spawn in a process, [Probe] checks that the host's
+// backend works: a child under a sandbox that denies everything must be
+// refused exec with EPERM. Anything else is an [*UnsupportedError] naming
+// what was seen.
 //
-// A forking run ends when Wait returns, its context is done, or
-// [Cmd.Kill] is called: the cage lists the user's processes, asks each
-// one's sandbox whether it allows the run's marker and denies a sibling
-// name (only the run's processes answer that way, wherever they were
-// reparented), and kills those, in up to 64 rounds until none is found.
-// Two runs of one cage have different markers and end separately.
+// A run ends when Wait returns, its context is done ([Cmd.Cancel]), or
+// [Cmd.Kill] is called: the child and its process group are killed, and
+// the backend finds the run's other processes (a forking run's
+// descendants, wherever they went) and kills them, in up to 64 rounds
+// until none is found. Two runs of one cage end separately. What could not
+// be ended or checked is reported by Wait and Kill ([ErrRunNotEnded],
+// [*UncheckedError]), never hidden behind the exit status.
 //
-// The environment: a nil Cmd.Env inherits the caller's variables minus
-// secret-looking ones ([EnvDropSecrets], [IsSecret]) or only those an
-// [EnvAllowlist] names; a non-nil Cmd.Env is passed exactly as written.
-// [WithPrivateTemp] gives each run its own TMPDIR, removed at its end.
+// [Cmd] has os/exec's StdinPipe, StdoutPipe, StderrPipe, ExtraFiles,
+// WaitDelay (with exec.ErrWaitDelay), Cancel and Environ, and resolves a
+// relative Path such as "./script.sh" against Dir. Start may be called
+// once, even after it failed. The environment: a nil Cmd.Env inherits the
+// caller's variables minus secret-looking ones ([EnvDropSecrets],
+// [IsSecret]) or only those an [EnvAllowlist] names; a non-nil Cmd.Env is
+// passed exactly as written. [WithPrivateTemp] gives each run its own
+// TMPDIR, granted read-write and removed at its end.
+//
+// # macOS
+//
+// The macOS backend lowers the policy to a Seatbelt (SBPL) profile,
+// compiles it in-process through libsandbox, and the child applies it
+// with the Sandbox policy's system calls. Preview the profile from any OS:
+//
+//	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS))
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Print(c.Plan()) // (version 1) (deny default) ...
+//
+// A policy is compiled once per cage and the bytecode reused, unless its
+// profile has per-spawn parameters: a forking policy ([profile.Fork])
+// binds a per-run marker and a [profile.ExecTargetOnly] policy binds the
+// target's path, so such a policy is compiled on every spawn. New refuses
+// with [ErrAlreadySandboxed] if the caller already runs under a Seatbelt
+// profile (a nested profile would fail or be ignored: run the program
+// outside the outer sandbox). Seatbelt matches paths case-insensitively on
+// every volume, so an allow-type rule or grant on a case-sensitive volume
+// is a [*CaseSensitiveError]. A profile over the compile limit is a
+// [*LimitError] ([WithCompileLimit]); one libsandbox rejects is a
+// [*CompileError]. A forking run's processes are found by asking each of
+// the user's processes whether its sandbox allows the run's marker and
+// denies a sibling name.
+//
+// # Linux
+//
+// The Linux backend restricts the child with Landlock (file access) and a
+// seccomp filter (system calls), set up before exec:
+//
+//	c, err := cage.New(policy) // on Linux: the Landlock and seccomp plan
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Print(c.Plan())
+//	err = c.Command(ctx, "/bin/sh", "-c", "echo hi > /tmp/build/out").Run()
 //
 // # Errors
 //
 // [ErrAlreadySandboxed], [*CaseSensitiveError], [*LinkError], [*LimitError],
 // [*CompileError], [*ApplyError] (errors.Is(err, fs.ErrPermission) for a
-// denied step) and [*UnsupportedError] (errors.Is(err,
-// errors.ErrUnsupported)); a target's non-zero exit is an *exec.ExitError.
-// Test with errors.Is and errors.As, never with message text.
+// denied step), [*UnsupportedError] (errors.Is(err,
+// errors.ErrUnsupported)), [ErrRunNotEnded] and [*UncheckedError]; a
+// target's non-zero exit is an *exec.ExitError. Error strings are short
+// and fixed; test with errors.Is and errors.As, never with message text.
 //
 // # Limitations
 //
-//   - Spawning works on macOS only; elsewhere Start returns an
-//     [*UnsupportedError] and the target never runs.
-//   - Between finding a process of a run and killing it, that process could
-//     exit and its pid be reused: macOS has no process handle that would
-//     close that window.
-//   - A non-forking run needs no search: its profile denies process-fork,
-//     so the child is its only process.
-//   - The private libsandbox interface may change with any macOS release;
+//   - A cage for another OS's backend only plans; on an OS with no backend
+//     Start always returns an [*UnsupportedError] and nothing runs.
+//   - macOS: between finding a process of a run and killing it, that
+//     process could exit and its pid be reused: kill(2) takes a pid, and
+//     macOS has no process handle that would close that window.
+//   - macOS: the private libsandbox interface may change with any release;
 //     a missing symbol or failed probe is an [*UnsupportedError] naming the
-//     macOS build. The base profiles are curated for macOS 26.6.2.
-//   - The apply probe counts exec refused with EPERM or EACCES, or the
-//     exec'd image killed by a signal, as working; any normal exit fails it.
+//     build. The base profiles are curated for macOS 26.6.2.
+//   - A nil entry in [Cmd.ExtraFiles] is refused (os/exec closes that
+//     descriptor instead).
 //   - Path resolution is a snapshot taken by New (grants: by Start).
-//
-// # Nested sandboxes
-//
-// macOS refuses a second profile in a sandboxed process, and a cage inside
-// another tool's sandbox (Codex, Claude Code, sandbox-exec) would inherit
-// it. New detects this with the sandbox self check and returns
-// [ErrAlreadySandboxed]; run the program outside the outer sandbox.
 package cage

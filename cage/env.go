@@ -18,7 +18,8 @@ type EnvPolicy struct {
 // EnvDropSecrets passes the caller's variables except those that commonly
 // carry secrets or inject code: names ending in _TOKEN, _SECRET, _PASSWORD
 // or _API_KEY, names starting with AWS_ or DYLD_, and SSH_AUTH_SOCK,
-// LD_PRELOAD and LD_LIBRARY_PATH (procage-design.md §7).
+// LD_PRELOAD and LD_LIBRARY_PATH (the Rust procage crate's list,
+// https://docs.rs/crate/procage/0.3.1/source/src/hygiene.rs).
 var EnvDropSecrets = EnvPolicy{}
 
 // EnvAllowlist passes exactly the named variables of the caller, and no

@@ -3,8 +3,11 @@ package cage
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"syscall"
 
+	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 )
@@ -13,17 +16,18 @@ import (
 // runs under a Seatbelt profile: macOS refuses a second profile in a
 // sandboxed process (and its children inherit the outer one), so a cage
 // cannot be built there. Run the program outside the outer sandbox.
-var ErrAlreadySandboxed = errors.New("cage: this process is already sandboxed; a nested Seatbelt profile would fail or be ignored, so run it outside the outer sandbox")
+var ErrAlreadySandboxed = errors.New("cage: already sandboxed")
 
 // ErrRunNotEnded is returned (wrapped) by [Cmd.Wait] and [Cmd.Kill] when
-// processes of a forking run were still found after every kill round.
-var ErrRunNotEnded = errors.New("cage: processes of the run were still alive after the last kill round")
+// processes of a run were still found after every kill round, or could not
+// be checked ([*UncheckedError]): the run may not have ended.
+var ErrRunNotEnded = errors.New("cage: run not ended")
 
 // CaseSensitiveError reports an allow rule, allowed Unix socket,
-// Seatbelt-layer allow or grant naming a path on a case-sensitive volume.
-// Seatbelt matches paths case-insensitively on every volume, so the rule
-// would also allow the name's case variants, which are other files there.
-// errors.Is(err, pathresolve.ErrCaseSensitive) holds.
+// Seatbelt-layer allow or grant naming a path on a case-sensitive volume,
+// for the macOS backend. Seatbelt matches paths case-insensitively on every
+// volume, so the rule would also allow the name's case variants, which are
+// other files there. errors.Is(err, pathresolve.ErrCaseSensitive) holds.
 type CaseSensitiveError = pathresolve.CaseSensitiveError
 
 // LinkError reports a policy path or grant that resolves through a
@@ -33,49 +37,79 @@ type CaseSensitiveError = pathresolve.CaseSensitiveError
 // errors.Is(err, pathresolve.ErrSuspectLink) holds.
 type LinkError = pathresolve.LinkError
 
-// LimitError reports a profile with more rules than the compile limit
-// ([WithCompileLimit], default [profile.DefaultLimit]): libsandbox aborts
-// its caller on very large profiles, so the count is checked first.
+// LimitError reports a macOS profile with more rules than the compile
+// limit ([WithCompileLimit], default [profile.DefaultLimit]): libsandbox
+// aborts its caller on very large profiles, so the count is checked first.
 type LimitError = profile.LimitError
 
-// CompileError reports a profile libsandbox rejected, with its message.
+// CompileError reports a profile libsandbox rejected (macOS backend), with
+// its message. The Seatbelt-layer rules of the policy are the usual cause.
 type CompileError struct {
 	Message string
 }
 
 func (e *CompileError) Error() string {
-	return "cage: libsandbox rejected the profile: " + e.Message + "; check the Seatbelt-layer rules of the policy"
+	return "cage: libsandbox rejected the profile: " + e.Message
 }
 
-// ApplyError reports that the forked child failed one of its set-up steps
-// ("session", "rlimit", "stdio", "chdir", "apply", "confirm", "consume",
-// "cloexec", "exec"); the target never ran. It wraps the errno, so
-// errors.Is(err, fs.ErrPermission) holds for EPERM and EACCES.
+// Step names one stage of the caged child's set-up, in the order the child
+// runs them. Test an [*ApplyError]'s Step against these constants.
+type Step int
+
+// The child's steps. StepApply, StepConfirm and StepConsume are the
+// backend's: on macOS, apply the compiled profile, confirm the child is
+// sandboxed, consume grant tokens.
+const (
+	StepSession Step = Step(forkexec.StepSession) // setsid, or setpgid with TTYInherit
+	StepStdio   Step = Step(forkexec.StepStdio)   // descriptors 0..n-1
+	StepDir     Step = Step(forkexec.StepDir)     // chdir(Dir)
+	StepRlimit  Step = Step(forkexec.StepRlimit)  // resource limits
+	StepApply   Step = Step(forkexec.StepApply)   // put the sandbox in force
+	StepConfirm Step = Step(forkexec.StepConfirm) // prove it is in force
+	StepConsume Step = Step(forkexec.StepConsume) // take the spawn's grants
+	StepCloexec Step = Step(forkexec.StepCloexec) // close other descriptors on exec
+	StepExec    Step = Step(forkexec.StepExec)    // execve(Path)
+)
+
+// String returns the step's name ("session", "exec", ...).
+func (s Step) String() string {
+	if s < 0 || s > 1<<16 {
+		return "step(" + strconv.Itoa(int(s)) + ")"
+	}
+	return forkexec.Step(s).String()
+}
+
+// ApplyError reports that the forked child failed one of its set-up
+// steps; the target never ran. It wraps the errno, so errors.Is(err,
+// fs.ErrPermission) holds for EPERM and EACCES.
+//
+// What a step's failure usually means: at [StepApply] or [StepConfirm]
+// the sandbox could not be put in force; at [StepConsume] a grant's token
+// was refused (check the grant paths); at [StepExec] with EPERM or EACCES
+// the sandbox does not allow executing and reading the target (for example
+// add profile.Exec on its directory).
 type ApplyError struct {
-	Step  string
+	Step  Step
+	Call  string // the failing call within Step, as the backend names it; "" for the step itself
 	Errno syscall.Errno
 }
 
 func (e *ApplyError) Error() string {
-	hint := ""
-	switch e.Step {
-	case "apply", "confirm":
-		hint = "; the Seatbelt profile could not be put in force, so the target was not started"
-	case "consume":
-		hint = "; a grant's extension token was refused, check the grant paths"
-	case "exec":
-		hint = "; the profile must allow executing and reading the target (for example profile.Exec on its directory)"
+	if e.Call != "" {
+		return "cage: child step " + e.Step.String() + " (" + e.Call + "): " + e.Errno.Error()
 	}
-	return fmt.Sprintf("cage: child step %s failed: %v%s", e.Step, e.Errno, hint)
+	return "cage: child step " + e.Step.String() + ": " + e.Errno.Error()
 }
 
 // Unwrap returns the errno.
 func (e *ApplyError) Unwrap() error { return e.Errno }
 
-// UnsupportedError reports that this host cannot cage a process: not macOS,
-// a libsandbox symbol missing, or a failed probe ([Probe]). It satisfies
-// errors.Is(err, errors.ErrUnsupported). There is never a fallback to
-// running unsandboxed.
+// UnsupportedError reports that this host cannot cage a process: no
+// backend for this OS or a cage planned for another OS's backend, a
+// missing libsandbox symbol, too old a kernel, or a failed probe
+// ([Probe]). It satisfies errors.Is(err, errors.ErrUnsupported). There is
+// never a fallback to running unsandboxed: procage refuses rather than run
+// a target unconfined.
 type UnsupportedError struct {
 	OSBuild string // e.g. "macOS 25G123" or "linux"
 	What    string // what does not work
@@ -83,11 +117,11 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	s := fmt.Sprintf("cage: unsupported on %s: %s", e.OSBuild, e.What)
+	s := "cage: unsupported on " + e.OSBuild + ": " + e.What
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
-	return s + "; procage cannot confine processes here and will not run them unconfined"
+	return s
 }
 
 // Is reports errors.ErrUnsupported as a match.
@@ -95,3 +129,26 @@ func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUn
 
 // Unwrap returns the cause.
 func (e *UnsupportedError) Unwrap() error { return e.Err }
+
+// UncheckedError reports processes that ending a run could not check
+// (macOS: the sandbox query for them failed with an error other than "no
+// such process"): each may be a process of the run that is still alive.
+// errors.Is(err, ErrRunNotEnded) holds.
+type UncheckedError struct {
+	PIDs []int
+	Err  error // the first query error
+}
+
+func (e *UncheckedError) Error() string {
+	ps := make([]string, len(e.PIDs))
+	for i, p := range e.PIDs {
+		ps[i] = strconv.Itoa(p)
+	}
+	return fmt.Sprintf("cage: could not check processes %s: %v", strings.Join(ps, " "), e.Err)
+}
+
+// Is reports ErrRunNotEnded as a match.
+func (e *UncheckedError) Is(target error) bool { return target == ErrRunNotEnded }
+
+// Unwrap returns the first query error.
+func (e *UncheckedError) Unwrap() error { return e.Err }

@@ -39,7 +39,8 @@ func ExampleCage_Plan() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	// The macOS plan, previewed from any OS.
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(pathresolvetest.Home))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,8 +73,9 @@ func ExampleCage_Rewrites() {
 	// /tmp/build -> /private/tmp/build (symlink via /tmp)
 }
 
-// Spawning needs macOS; this example has no output check so it only
-// compiles elsewhere.
+// A run that writes a tree. It has no output check, so it only compiles:
+// it needs a host that cages, and on Linux a writable tree is a gap the
+// caller accepts by name (see the package documentation's Linux section).
 func ExampleCage_Command() {
 	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"))
 	if err != nil {

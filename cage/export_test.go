@@ -1,6 +1,9 @@
 package cage
 
-import "github.com/procage-go/procage/internal/libsandbox"
+import (
+	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/profile"
+)
 
 // Test hooks: a fake compiler and sandbox check, so the refusal paths and
 // the compile count run on any OS.
@@ -16,6 +19,9 @@ func WithSandboxCheck(f func() (bool, error)) Option {
 }
 
 var (
+	ErrNotChecked = errNotChecked
+	JudgeRound    = judgeRound
+	EndRounds     = endRounds
 	Environ       = environ
 	NewMarker     = newMarker
 	SiblingName   = siblingName
@@ -31,8 +37,25 @@ var CachedVerdict = cachedVerdict
 // SpawnParams and ExecTarget expose what a spawn binds, so the binding is
 // tested where nothing can spawn.
 func (c *Cage) SpawnParams(target, marker string) []libsandbox.Param {
-	return c.spawnParams(target, marker)
+	return c.planned.(*seatbeltPlan).spawnParams(target, marker)
 }
+
+// ProcCheck and RoundResult expose the end-of-run search's verdicts.
+type ProcCheck = procCheck
+
+func NewProcCheck(pid int, ours bool, err error) ProcCheck {
+	return procCheck{pid: pid, ours: ours, err: err}
+}
+
+type RoundResult = roundResult
+
+func NewRoundResult(killed int, unchecked []int, err error) RoundResult {
+	return roundResult{killed: killed, unchecked: unchecked, err: err}
+}
+
+func (r RoundResult) Killed() int { return r.killed }
+
+func (r RoundResult) Unchecked() []int { return r.unchecked }
 
 func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }
 
@@ -41,7 +64,11 @@ func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }
 func TerminalGrants(stdio ...any) [][2]string {
 	var out [][2]string
 	for _, g := range terminalGrants(stdio...) {
-		out = append(out, [2]string{g.path, g.class})
+		class := profile.ExtensionRead
+		if g.write {
+			class = profile.ExtensionReadWrite
+		}
+		out = append(out, [2]string{g.path, class})
 	}
 	return out
 }

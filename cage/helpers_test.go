@@ -58,6 +58,7 @@ func simOpts(tb testing.TB, extra ...cage.Option) []cage.Option {
 	tb.Helper()
 	fsys := simFS(tb)
 	return append([]cage.Option{
+		cage.WithBackend(cage.BackendMacOS),
 		cage.WithFS(fsys, fsys.Firmlinks()),
 		cage.WithHome(pathresolvetest.Home),
 		cage.WithSandboxCheck(func() (bool, error) { return false, nil }),

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 )
@@ -48,12 +47,6 @@ type Rlimit struct {
 	Cur, Max uint64
 }
 
-// compiler is the part of libsandbox a cage compiles with; tests replace it
-// with a counting fake.
-type compiler interface {
-	Compile(text string, params []libsandbox.Param) ([]byte, error)
-}
-
 type config struct {
 	limit       int
 	rlimits     []Rlimit
@@ -64,15 +57,18 @@ type config struct {
 	fsSet       bool
 	home        string
 	privateTemp bool
+	backend     Backend  // 0 until New picks the host's
 	links       []string // accepted links, kernel spelling
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler
 	sandboxed func() (bool, error)
+	enforce   func(*Cage, planned) (backend, error)
 }
 
-// WithCompileLimit sets the largest number of rules a profile may have
-// (default [profile.DefaultLimit], 2,000). More is a [*LimitError].
+// WithCompileLimit sets the largest number of rules a macOS (Seatbelt)
+// profile may have (default [profile.DefaultLimit], 2,000). More is a
+// [*LimitError]. It has no effect on another backend's plan.
 func WithCompileLimit(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {
@@ -119,8 +115,9 @@ func WithEnv(p EnvPolicy) Option {
 
 // WithFS resolves policy paths through fsys with the given firmlinks
 // instead of the host's file system; pathresolvetest provides a simulated
-// macOS one, so a plan can be inspected on any OS. Spawning still uses the
-// real file system for grants and the target.
+// macOS one, so with WithBackend(BackendMacOS) a Mac's plan can be
+// inspected on any OS. A spawn resolves its grants and an ExecTargetOnly
+// target through this view too.
 func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
 	return optionFunc(func(c *config) error {
 		if fsys == nil {
@@ -136,7 +133,7 @@ func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
 func WithHome(dir string) Option {
 	return optionFunc(func(c *config) error {
 		if err := pathresolve.CheckAbs(dir); err != nil {
-			return fmt.Errorf("cage: WithHome: %w", err)
+			return err // a *pathresolve.PathError naming dir
 		}
 		c.home = dir
 		return nil

@@ -5,48 +5,92 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // ProbeResult says whether this host can cage processes: Apply is the
-// in-child apply method (a deny-default child must not run its target),
-// Marker the query that finds a forking run's processes. nil means it works.
+// in-child apply method (a deny-everything child must be refused its
+// target), Marker the way a forking run's processes are found (macOS: the
+// run-marker query). nil means it works.
 type ProbeResult struct {
 	OSBuild string
 	Apply   error
 	Marker  error
 }
 
-// Err returns the first failure, or nil.
-func (r ProbeResult) Err() error { return errors.Join(r.Apply, r.Marker) }
+// errNotChecked is the Marker of a result whose apply probe failed.
+var errNotChecked = errors.New("cage: not checked")
 
-// String summarises the result on one line.
+// Err returns Apply and Marker joined (errors.Join), or nil if both
+// worked; a run query left unchecked because apply failed is not repeated.
+func (r ProbeResult) Err() error {
+	if errors.Is(r.Marker, errNotChecked) {
+		return r.Apply
+	}
+	return errors.Join(r.Apply, r.Marker)
+}
+
+// String summarises the result on one line, naming each failure once.
 func (r ProbeResult) String() string {
 	word := func(err error) string {
-		if err == nil {
+		switch {
+		case err == nil:
 			return "ok"
+		case errors.Is(err, errNotChecked):
+			return "not checked"
+		case r.Apply != nil && err != r.Apply && err.Error() == r.Apply.Error():
+			return "FAILED (as apply)"
 		}
 		return "FAILED (" + err.Error() + ")"
 	}
 	return fmt.Sprintf("%s: apply %s; run query %s", r.OSBuild, word(r.Apply), word(r.Marker))
 }
 
-// applyVerdict judges the apply probe: a child under (deny default) was
-// started for /usr/bin/true. It works when exec was refused (a step error
-// at "exec" with EPERM or EACCES) or the exec'd image was killed by a signal
-// before it could exit normally (dyld denied its libraries). A normal exit,
-// any other step failing, or any other error means the method does not work.
-func applyVerdict(osBuild string, startErr error, status syscall.WaitStatus) error {
+// Probe runs (once per process; later calls return the cached verdicts)
+// the checks spawning relies on: the in-child apply method of the host's
+// backend, and the way a forking run's processes are found.
+func Probe() ProbeResult {
+	r := ProbeResult{OSBuild: hostOSBuild(), Apply: hostProbeApply()}
+	if r.Apply == nil {
+		r.Marker = hostProbeRuns()
+	} else {
+		r.Marker = errNotChecked
+	}
+	return r
+}
+
+// applyVerdict judges the apply probe: a child was started for
+// /usr/bin/true under a sandbox that denies everything but its own
+// confirmation. Only positive evidence passes: the exec step refused with
+// EPERM, reported through the status pipe. A child that executed (or died
+// before exec: end-of-file on the pipe looks the same), a signalled child,
+// another step failing or another errno is an *UnsupportedError naming
+// what was seen. A failure to start or wait for the child says nothing
+// about the host: it is returned as is, so it is not cached.
+func applyVerdict(osBuild string, startErr error, status syscall.WaitStatus, waitErr error) error {
 	if startErr != nil {
-		if ae, ok := errors.AsType[*ApplyError](startErr); ok && ae.Step == "exec" &&
-			(ae.Errno == syscall.EPERM || ae.Errno == syscall.EACCES) {
+		ae, ok := errors.AsType[*ApplyError](startErr)
+		switch {
+		case !ok:
+			return fmt.Errorf("cage: starting the apply probe: %w", startErr)
+		case ae.Step == StepExec && ae.Errno == syscall.EPERM:
 			return nil
 		}
-		return &UnsupportedError{OSBuild: osBuild, What: "the in-child apply probe failed", Err: startErr}
+		return &UnsupportedError{OSBuild: osBuild, What: "apply probe: child failed step " + ae.Step.String() + ", not exec with EPERM", Err: startErr}
 	}
-	if status.Signaled() {
-		return nil
+	if waitErr != nil {
+		return fmt.Errorf("cage: waiting for the apply probe: %w", waitErr)
 	}
-	return &UnsupportedError{OSBuild: osBuild, What: fmt.Sprintf("the probe child executed its target under (deny default) (exit status %d): the profile was not applied", status.ExitStatus())}
+	var seen string
+	switch {
+	case status.Signaled():
+		seen = "killed by signal " + status.Signal().String()
+	case status.Exited():
+		seen = fmt.Sprintf("exited with status %d", status.ExitStatus())
+	default:
+		seen = "ended without an exit status or a signal"
+	}
+	return &UnsupportedError{OSBuild: osBuild, What: "apply probe: exec was not refused; the child " + seen}
 }
 
 // markerVerdict judges the run query on a live child of a forking run: its
@@ -54,11 +98,11 @@ func applyVerdict(osBuild string, startErr error, status syscall.WaitStatus) err
 func markerVerdict(osBuild string, markerDenied, siblingDenied bool, err error) error {
 	switch {
 	case err != nil:
-		return &UnsupportedError{OSBuild: osBuild, What: "the run-marker query failed", Err: err}
+		return &UnsupportedError{OSBuild: osBuild, What: "run-marker query failed", Err: err}
 	case markerDenied:
-		return &UnsupportedError{OSBuild: osBuild, What: "the run-marker query says a run's process denies its own marker"}
+		return &UnsupportedError{OSBuild: osBuild, What: "run-marker query: a run's process denies its own marker"}
 	case !siblingDenied:
-		return &UnsupportedError{OSBuild: osBuild, What: "the run-marker query says a run's process allows a sibling name, so runs cannot be told apart"}
+		return &UnsupportedError{OSBuild: osBuild, What: "run-marker query: a run's process allows a sibling name"}
 	}
 	return nil
 }
@@ -83,4 +127,67 @@ func cachedVerdict(probe func() error) func() error {
 		}
 		return err
 	}
+}
+
+// procCheck is the end-of-run search's answer for one process: whether it
+// belongs to the run, or the query's error (ESRCH: it is gone).
+type procCheck struct {
+	pid  int
+	ours bool
+	err  error
+}
+
+// roundResult is what one kill round found.
+type roundResult struct {
+	killed    int   // processes of the run found and signalled
+	unchecked []int // processes whose query failed otherwise than ESRCH
+	err       error // the first such query error
+}
+
+// judgeRound sorts one round's answers: the processes to kill, and those
+// that could not be checked. A process that is gone (ESRCH) is neither.
+func judgeRound(checks []procCheck) (kill []int, res roundResult) {
+	for _, c := range checks {
+		switch {
+		case c.err == nil && c.ours:
+			kill = append(kill, c.pid)
+		case c.err == nil, errors.Is(c.err, syscall.ESRCH):
+		default:
+			res.unchecked = append(res.unchecked, c.pid)
+			if res.err == nil {
+				res.err = c.err
+			}
+		}
+	}
+	res.killed = len(kill)
+	return kill, res
+}
+
+// endRounds drives the end of a run: it calls round, which finds and kills
+// the run's processes, until a round kills none and leaves none unchecked,
+// at most rounds times, sleeping a little longer after each. It never
+// reports a run ended that it could not see end: survivors after the last
+// round wrap ErrRunNotEnded, and processes the last round could not check
+// are an *UncheckedError.
+func endRounds(rounds int, round func() (roundResult, error)) error {
+	var last roundResult
+	for i := range rounds {
+		res, err := round()
+		if err != nil {
+			return err
+		}
+		if res.killed == 0 && len(res.unchecked) == 0 {
+			return nil
+		}
+		last = res
+		time.Sleep(time.Duration(i+1) * time.Millisecond)
+	}
+	if last.killed > 0 {
+		err := fmt.Errorf("%w: after %d rounds", ErrRunNotEnded, rounds)
+		if len(last.unchecked) > 0 {
+			err = errors.Join(err, &UncheckedError{PIDs: last.unchecked, Err: last.err})
+		}
+		return err
+	}
+	return &UncheckedError{PIDs: last.unchecked, Err: last.err}
 }

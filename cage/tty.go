@@ -3,8 +3,6 @@ package cage
 import (
 	"os"
 	"slices"
-
-	"github.com/procage-go/procage/profile"
 )
 
 // terminalGrants returns a read-write grant for each distinct terminal
@@ -24,7 +22,7 @@ func terminalGrants(stdio ...any) []grant {
 		if !ok || slices.ContainsFunc(out, func(g grant) bool { return g.path == p }) {
 			continue
 		}
-		out = append(out, grant{path: p, class: profile.ExtensionReadWrite})
+		out = append(out, grant{path: p, write: true})
 	}
 	return out
 }

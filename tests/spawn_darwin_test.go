@@ -145,7 +145,7 @@ func TestApplyErrorNamesStep(t *testing.T) {
 	}
 	err := c.Command(t.Context(), prog).Run()
 	var ae *cage.ApplyError
-	if !errors.As(err, &ae) || ae.Step != "exec" || !errors.Is(err, fs.ErrPermission) {
+	if !errors.As(err, &ae) || ae.Step != cage.StepExec || !errors.Is(err, fs.ErrPermission) {
 		t.Fatalf("running a program outside the policy: got %v, want ApplyError at exec with EPERM", err)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, fs.ErrNotExist) {

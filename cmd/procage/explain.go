@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile/sim"
 )
@@ -32,7 +33,8 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 2, usagef("%v", err)
 	}
-	c, err := prepare(&pf, fs)
+	// explain simulates Seatbelt, so it needs the macOS plan.
+	c, err := prepare(&pf, fs, cage.WithBackend(cage.BackendMacOS))
 	if err != nil {
 		return 2, err
 	}

@@ -71,7 +71,8 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (paths go after --read, --write or --exec)", fs.Arg(0))
 	}
-	c, err := prepare(&pf, fs)
+	// The Seatbelt plan, from any OS, until a flag picks the backend.
+	c, err := prepare(&pf, fs, cage.WithBackend(cage.BackendMacOS))
 	if err != nil {
 		return err
 	}

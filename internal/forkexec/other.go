@@ -2,9 +2,18 @@
 
 package forkexec
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // Start is not implemented on this OS.
 func Start(*Attr) (int, error) {
 	return 0, errors.ErrUnsupported
+}
+
+// Wait is not implemented on this OS.
+func Wait(int) (syscall.WaitStatus, error) {
+	var ws syscall.WaitStatus
+	return ws, errors.ErrUnsupported
 }

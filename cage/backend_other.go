@@ -1,0 +1,29 @@
+//go:build !darwin && !linux
+
+package cage
+
+import "runtime"
+
+// No sandbox backend on this OS: a cage plans (for macOS by default) and
+// Start refuses with an *UnsupportedError.
+
+const (
+	hostBackend    = BackendMacOS
+	hostHasBackend = false
+)
+
+func hostOSBuild() string { return runtime.GOOS }
+
+func hostSandboxed() (bool, error) { return false, nil }
+
+func seatbeltCompiler() (compiler, error) { return nil, nil }
+
+func errNoBackend() error {
+	return &UnsupportedError{OSBuild: runtime.GOOS, What: "no sandbox backend for this OS"}
+}
+
+// hostEnforce is never called here (hostHasBackend is false).
+func hostEnforce(*Cage, planned) (backend, error) { return nil, errNoBackend() }
+
+func hostProbeApply() error { return errNoBackend() }
+func hostProbeRuns() error  { return errNoBackend() }

@@ -1,0 +1,361 @@
+package cage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/pathresolve"
+)
+
+// startRun starts the child through the cage's backend: the private
+// temporary directory, the environment, the backend's child calls, the
+// descriptors, then fork and exec; then the copies and the context watch.
+// Everything it made is undone if it fails.
+func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
+	c := cmd.cage
+	r := &run{}
+	defer func() {
+		if err != nil && r.tempDir != "" {
+			os.RemoveAll(r.tempDir)
+		}
+	}()
+	var extraEnv []string
+	if c.cfg.privateTemp {
+		dir, g, err := c.privateTemp()
+		if err != nil {
+			return err
+		}
+		r.tempDir = dir
+		grants = append(grants, g)
+		extraEnv = append(extraEnv, "TMPDIR="+dir)
+	}
+	env, err := cmd.environ(extraEnv...)
+	if err != nil {
+		return err
+	}
+	if c.policy.Forking() {
+		r.marker = newMarker()
+	}
+
+	files, err := cmd.childFiles()
+	if err != nil {
+		return err
+	}
+	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty})
+	if err != nil {
+		return err
+	}
+	if cs.cleanup != nil {
+		defer cs.cleanup()
+	}
+	// Fail closed whatever the backend: no child without an apply and a
+	// confirm call (forkexec checks this itself only on darwin).
+	if !hasStep(cs.calls, forkexec.StepApply) || !hasStep(cs.calls, forkexec.StepConfirm) {
+		return errNoApply
+	}
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		fds[i] = f.Fd()
+	}
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	attr := &forkexec.Attr{
+		Path: path, Args: args, Env: env, Dir: cmd.Dir, Files: fds,
+		ProcessGroup: c.cfg.tty == TTYInherit, Calls: cs.calls,
+	}
+	for _, l := range c.cfg.rlimits {
+		attr.Rlimits = append(attr.Rlimits, forkexec.Rlimit{Resource: l.Resource, Cur: l.Cur, Max: l.Max})
+	}
+	pid, err := forkexec.Start(attr)
+	runtime.KeepAlive(cs.keep)
+	runtime.KeepAlive(files)
+	if err != nil {
+		if se, ok := errors.AsType[*forkexec.StepError](err); ok && cs.name != nil {
+			return &ApplyError{Step: Step(se.Step), Call: cs.name(se), Errno: se.Err}
+		}
+		return applyError(err)
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil { // never on Unix; reap rather than leak
+		_, _ = forkexec.Wait(pid)
+		return err
+	}
+	r.pid, cmd.Process, cmd.run = pid, p, r
+
+	if len(cmd.goroutine) > 0 {
+		errc := make(chan error, 1)
+		cmd.goroutineErr = errc
+		type status struct {
+			running  int
+			firstErr error
+		}
+		statusc := make(chan status, 1)
+		statusc <- status{running: len(cmd.goroutine)}
+		for _, fn := range cmd.goroutine {
+			go func() {
+				err := fn()
+				st := <-statusc
+				if st.firstErr == nil {
+					st.firstErr = err
+				}
+				st.running--
+				if st.running == 0 {
+					errc <- st.firstErr
+				} else {
+					statusc <- st
+				}
+			}()
+		}
+		cmd.goroutine = nil
+	}
+	if (cmd.Cancel != nil || cmd.WaitDelay != 0) && cmd.ctx.Done() != nil {
+		resultc := make(chan ctxResult)
+		cmd.ctxResult = resultc
+		go cmd.watchCtx(resultc)
+	}
+	return nil
+}
+
+// errNoApply reports a backend that prepared no apply or confirm call.
+var errNoApply = errors.New("cage: no apply and confirm calls")
+
+func hasStep(calls []forkexec.Call, s forkexec.Step) bool {
+	for _, c := range calls {
+		if c.Step() == s {
+			return true
+		}
+	}
+	return false
+}
+
+// applyError maps the child's failed step to an *ApplyError.
+func applyError(err error) error {
+	if se, ok := errors.AsType[*forkexec.StepError](err); ok {
+		return &ApplyError{Step: Step(se.Step), Errno: se.Err}
+	}
+	return err
+}
+
+// privateTemp creates the run's temporary directory under the real
+// temporary directory, in the kernel's spelling, and its read-write grant.
+func (c *Cage) privateTemp() (string, grant, error) {
+	r, err := pathresolve.NewHost()
+	if err != nil {
+		return "", grant{}, err
+	}
+	res, err := r.Resolve(os.TempDir())
+	if err != nil {
+		return "", grant{}, err
+	}
+	if res.CaseSensitive && c.cfg.backend == BackendMacOS {
+		return "", grant{}, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
+	}
+	dir, err := os.MkdirTemp(res.Path, "procage-run-")
+	if err != nil {
+		return "", grant{}, err // an *fs.PathError naming the directory
+	}
+	return dir, grant{path: dir, write: true}, nil
+}
+
+// childFiles returns the child's descriptors 0, 1, 2 and ExtraFiles, as
+// os/exec builds them.
+func (cmd *Cmd) childFiles() ([]*os.File, error) {
+	files := make([]*os.File, 0, 3+len(cmd.ExtraFiles))
+	in, err := cmd.childStdin()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.writerDescriptor(cmd.Stdout)
+	if err != nil {
+		return nil, err
+	}
+	errf := out
+	if cmd.Stderr == nil || !interfaceEqual(cmd.Stderr, cmd.Stdout) {
+		if errf, err = cmd.writerDescriptor(cmd.Stderr); err != nil {
+			return nil, err
+		}
+	}
+	files = append(files, in, out, errf)
+	for i, f := range cmd.ExtraFiles {
+		if f == nil {
+			return nil, fmt.Errorf("cage: ExtraFiles[%d] is nil", i)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func (cmd *Cmd) childStdin() (*os.File, error) {
+	switch v := cmd.Stdin.(type) {
+	case nil:
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		cmd.childIOFiles = append(cmd.childIOFiles, f)
+		return f, nil
+	case *os.File:
+		return v, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.childIOFiles = append(cmd.childIOFiles, pr)
+	cmd.parentIOPipes = append(cmd.parentIOPipes, pw)
+	stdin := cmd.Stdin
+	cmd.goroutine = append(cmd.goroutine, func() error {
+		_, err := io.Copy(pw, stdin)
+		// The child may exit without reading all of its input (os/exec).
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+			err = nil
+		}
+		if err1 := pw.Close(); err == nil && !errors.Is(err1, os.ErrClosed) {
+			err = err1
+		}
+		return err
+	})
+	return pr, nil
+}
+
+func (cmd *Cmd) writerDescriptor(w io.Writer) (*os.File, error) {
+	switch v := w.(type) {
+	case nil:
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		cmd.childIOFiles = append(cmd.childIOFiles, f)
+		return f, nil
+	case *os.File:
+		return v, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.childIOFiles = append(cmd.childIOFiles, pw)
+	cmd.parentIOPipes = append(cmd.parentIOPipes, pr)
+	cmd.goroutine = append(cmd.goroutine, func() error {
+		_, err := io.Copy(w, pr)
+		pr.Close() // in case io.Copy stopped due to a write error
+		return err
+	})
+	return pw, nil
+}
+
+// interfaceEqual reports a == b without panicking on uncomparable types.
+func interfaceEqual(a, b any) bool {
+	defer func() { _ = recover() }()
+	return a == b
+}
+
+func closeAll(cs []io.Closer) {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// ctxResult is what watchCtx hands Wait.
+type ctxResult struct {
+	err   error
+	ctx   bool        // err is the context's error: Cancel ended the run
+	timer *time.Timer // if set, fires at the end of WaitDelay
+}
+
+// watchCtx is os/exec's: until it can hand Wait a result it watches the
+// context; when the context is done first it calls Cancel, and after
+// WaitDelay ends the run and closes the pipes.
+func (cmd *Cmd) watchCtx(resultc chan<- ctxResult) {
+	select {
+	case resultc <- ctxResult{}:
+		return
+	case <-cmd.ctx.Done():
+	}
+	var res ctxResult
+	if cmd.Cancel != nil {
+		if err := cmd.Cancel(); err == nil {
+			res = ctxResult{err: cmd.ctx.Err(), ctx: true}
+		} else if !errors.Is(err, os.ErrProcessDone) {
+			res.err = fmt.Errorf("cage: canceling Cmd: %w", err)
+		}
+	}
+	if cmd.WaitDelay == 0 {
+		resultc <- res
+		return
+	}
+	timer := time.NewTimer(cmd.WaitDelay)
+	select {
+	case resultc <- ctxResult{err: res.err, ctx: res.ctx, timer: timer}:
+		return
+	case <-timer.C:
+	}
+	killed := false
+	if err := cmd.killRun(); err == nil {
+		killed = true
+	} else if !errors.Is(err, os.ErrProcessDone) {
+		res.err = fmt.Errorf("cage: killing Cmd: %w", err)
+		res.ctx = false
+	}
+	if cmd.goroutineErr != nil {
+		select {
+		case gerr := <-cmd.goroutineErr:
+			if res.err == nil && !killed {
+				res.err = gerr
+			}
+		default:
+			// Close the pipes in case an abandoned descendant holds them
+			// open (go.dev/issue/23019), after the kill so the child dies
+			// of SIGKILL rather than SIGPIPE.
+			closeAll(cmd.parentIOPipes)
+			<-cmd.goroutineErr
+			if res.err == nil {
+				res.err = exec.ErrWaitDelay
+			}
+		}
+		cmd.goroutineErr = nil
+	}
+	resultc <- res
+}
+
+// awaitGoroutines waits for the copies; once WaitDelay has passed (timer,
+// or one started now) it closes the pipes and returns exec.ErrWaitDelay.
+func (cmd *Cmd) awaitGoroutines(timer *time.Timer) error {
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		cmd.goroutineErr = nil
+	}()
+	if cmd.goroutineErr == nil {
+		return nil
+	}
+	if timer == nil {
+		if cmd.WaitDelay == 0 {
+			return <-cmd.goroutineErr
+		}
+		select {
+		case err := <-cmd.goroutineErr:
+			return err
+		default:
+		}
+		timer = time.NewTimer(cmd.WaitDelay)
+	}
+	select {
+	case <-timer.C:
+		closeAll(cmd.parentIOPipes)
+		<-cmd.goroutineErr
+		return exec.ErrWaitDelay
+	case err := <-cmd.goroutineErr:
+		return err
+	}
+}

@@ -1,0 +1,85 @@
+package cage
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/profile"
+)
+
+// compiler is the part of libsandbox a cage compiles with; tests replace it
+// with a counting fake.
+type compiler interface {
+	Compile(text string, params []libsandbox.Param) ([]byte, error)
+}
+
+// seatbeltPlan is the macOS backend's plan: the lowered profile and, where
+// a compiler exists (libsandbox on macOS, a test's fake elsewhere), the
+// compiled bytecode of a profile without per-spawn parameters.
+type seatbeltPlan struct {
+	plan     *profile.Plan
+	txt      string
+	comp     compiler // nil: plan only
+	bytecode []byte   // cached compile of a profile without parameters
+}
+
+func (p *seatbeltPlan) kind() Backend { return BackendMacOS }
+func (p *seatbeltPlan) text() string  { return p.txt }
+func (p *seatbeltPlan) rules() int    { return p.plan.Rules() }
+
+// planSeatbelt lowers the policy to a Seatbelt profile and, with a
+// compiler, compiles it once: a profile with per-spawn parameters (a
+// forking or ExecTargetOnly policy) is compiled here with placeholder
+// values only to report a rejected profile from New rather than from each
+// spawn.
+func planSeatbelt(policy profile.Policy, env profile.Env, comp compiler) (*seatbeltPlan, error) {
+	plan, err := profile.Lower(policy, env)
+	if err != nil {
+		return nil, err
+	}
+	p := &seatbeltPlan{plan: plan, txt: plan.Text(), comp: comp}
+	if comp == nil {
+		return p, nil
+	}
+	code, err := p.compile(p.spawnParams("/usr/bin/true", "org.procage.check.run"))
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Params) == 0 {
+		p.bytecode = code
+	}
+	return p, nil
+}
+
+// spawnParams binds the plan's per-spawn parameters: the run prefix and
+// marker of a forking policy, and the target (kernel spelling) of an
+// ExecTargetOnly one. A plan without parameters binds none.
+func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
+	var ps []libsandbox.Param
+	for _, k := range p.plan.Params {
+		v := ""
+		switch k {
+		case profile.ParamRunPrefix:
+			v = runPrefix
+		case profile.ParamRunMarker:
+			v = marker
+		case profile.ParamExecTarget:
+			v = target
+		}
+		ps = append(ps, libsandbox.Param{Key: k, Value: v})
+	}
+	return ps
+}
+
+// compile runs the compiler and maps its error to a *CompileError.
+func (p *seatbeltPlan) compile(params []libsandbox.Param) ([]byte, error) {
+	code, err := p.comp.Compile(p.txt, params)
+	if err != nil {
+		if ce, ok := errors.AsType[*libsandbox.CompileError](err); ok {
+			return nil, &CompileError{Message: ce.Message}
+		}
+		return nil, fmt.Errorf("cage: compiling the profile: %w", err)
+	}
+	return code, nil
+}
