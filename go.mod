@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/google/go-cmp v0.7.0
+	golang.org/x/net v0.62.0
 	golang.org/x/sys v0.50.0
 )
 

@@ -1,37 +1,186 @@
 package cage
 
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/internal/linuxsandbox"
+)
+
 // The Linux backend: Landlock and seccomp, applied by the child through
-// internal/forkexec's calls. Until it lands, a Linux cage plans (with a
-// placeholder plan) and Start refuses with an *UnsupportedError.
+// internal/forkexec's calls (see linuxsandbox.NewCalls for the order). The
+// ruleset and the seccomp program are built once per cage; a spawn with
+// grants or a private temporary directory gets its own ruleset.
 
 const (
 	hostBackend    = BackendLinux
 	hostHasBackend = true
 )
 
-func hostOSBuild() string { return "linux" }
+// hostOSBuild names the kernel: "Linux" and uname's release.
+func hostOSBuild() string { return "Linux " + linuxsandbox.KernelRelease() }
 
 // hostSandboxed: Landlock domains and seccomp filters stack, so an outer
-// sandbox does not stop a cage from being built.
+// sandbox does not stop a cage from being built (the cage is then the
+// intersection of both).
 func hostSandboxed() (bool, error) { return false, nil }
 
 // seatbeltCompiler: there is no libsandbox on Linux; a macOS plan is
 // lowered only.
 func seatbeltCompiler() (compiler, error) { return nil, nil }
 
-func errLinuxNotYet() error {
-	return &UnsupportedError{OSBuild: hostOSBuild(), What: "Linux backend not yet implemented"}
+// linuxBackend is a Linux cage's enforcing state.
+type linuxBackend struct {
+	plan    *linuxsandbox.Plan
+	rs      *linuxsandbox.Ruleset // the policy's ruleset, for spawns without grants
+	prog    *linuxsandbox.Program
+	calls   *linuxsandbox.Calls // the child's calls with rs; read-only, shared by spawns
+	forking bool
 }
 
-// hostEnforce makes the Linux backend of a Linux-backend cage.
-func hostEnforce(*Cage, planned) (backend, error) { return notYet{}, nil }
+// hostEnforce lowers the plan again for this kernel's Landlock ABI (so
+// every right the kernel knows is handled), refuses a kernel older than the
+// plan needs, and builds the ruleset and the seccomp program.
+func hostEnforce(c *Cage, p planned) (backend, error) {
+	lp, ok := p.(*linuxPlan)
+	if !ok {
+		return nil, fmt.Errorf("cage: BUG: linux backend given a %s plan", p.kind())
+	}
+	env := lp.env
+	env.ABI = linuxsandbox.KernelABI()
+	pl, err := linuxsandbox.Lower(lp.policy, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := linuxsandbox.CheckABI(pl); err != nil {
+		return nil, &UnsupportedError{OSBuild: hostOSBuild(), What: "Landlock is too old for this policy", Err: err}
+	}
+	c.planned = &linuxPlan{plan: pl, policy: lp.policy, env: env}
+	rs, err := linuxsandbox.BuildRuleset(pl, pl.Rules)
+	if err != nil {
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	prog, err := linuxsandbox.BuildProgram(pl)
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	calls, err := linuxsandbox.NewCalls(pl, rs, prog, pl.Rules)
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return &linuxBackend{plan: pl, rs: rs, prog: prog, calls: calls, forking: pl.Forking}, nil
+}
 
-// notYet refuses every spawn.
-type notYet struct{}
+func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
-func (notYet) probe(bool) error                     { return errLinuxNotYet() }
-func (notYet) child(*spawnSpec) (*childSpec, error) { return nil, errLinuxNotYet() }
-func (notYet) endRun(*run, bool) error              { return nil }
+func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
+	if len(s.grants) == 0 {
+		return childSpecOf(b.calls, nil), nil
+	}
+	// Grants and the private temporary directory: this spawn's own ruleset.
+	var ro, rw []string
+	for _, g := range s.grants {
+		switch {
+		case g.path == s.temp && g.write:
+			// the private temporary directory: its own layer
+		case g.write:
+			rw = append(rw, g.path)
+		default:
+			ro = append(ro, g.path)
+		}
+	}
+	rules, err := b.plan.WithSpawn(ro, rw, s.temp)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := linuxsandbox.BuildRuleset(b.plan, rules)
+	if err != nil {
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return childSpecOf(calls, func() { rs.Close() }), nil
+}
 
-func hostProbeApply() error { return errLinuxNotYet() }
-func hostProbeRuns() error  { return errLinuxNotYet() }
+func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
+	return &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
+		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}
+}
+
+// endRun: a forking run's processes cannot leave the child's process
+// group (seccomp refuses setsid and setpgid), so killing the group in
+// rounds ends all of them, and only them. A non-forking run has no other
+// process (seccomp refuses fork).
+func (b *linuxBackend) endRun(r *run, _ bool) error {
+	if !b.forking {
+		return nil
+	}
+	return endGroup(r.pid)
+}
+
+// probeLinux checks once per process (verdicts only) that the in-child
+// apply works: a child of true under a plan that allows nothing must be
+// refused at exec with EACCES.
+var probeLinux = cachedVerdict(func() error {
+	build := hostOSBuild()
+	if abi := linuxsandbox.KernelABI(); abi == 0 {
+		return &UnsupportedError{OSBuild: build, What: "Landlock is not available", Err: &linuxsandbox.ABIError{Kernel: linuxsandbox.KernelRelease(), Need: 1}}
+	}
+	pl := linuxsandbox.DenyAll(linuxsandbox.KernelABI())
+	rs, err := linuxsandbox.BuildRuleset(pl, nil)
+	if err != nil {
+		return &UnsupportedError{OSBuild: build, What: "building the probe's Landlock ruleset", Err: err}
+	}
+	defer rs.Close()
+	prog, err := linuxsandbox.BuildProgram(pl)
+	if err != nil {
+		return &UnsupportedError{OSBuild: build, What: "building the probe's seccomp program", Err: err}
+	}
+	calls, err := linuxsandbox.NewCalls(pl, rs, prog, nil)
+	if err != nil {
+		return fmt.Errorf("cage: preparing the apply probe: %w", err)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	fd := null.Fd()
+	target := "/bin/true"
+	if _, err := os.Stat(target); err != nil {
+		target = "/usr/bin/true"
+	}
+	pid, err := forkexec.Start(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls})
+	calls.KeepAlive()
+	if err == nil {
+		ws, _ := forkexec.Wait(pid)
+		return &UnsupportedError{OSBuild: build, What: fmt.Sprintf("the apply probe's child ran its target under a deny-everything ruleset (exit status %d)", ws.ExitStatus())}
+	}
+	se, ok := errors.AsType[*forkexec.StepError](err)
+	switch {
+	case !ok:
+		return fmt.Errorf("cage: starting the apply probe: %w", err)
+	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
+		return nil
+	}
+	what := se.Step.String()
+	if n := calls.Name(se.Step, se.Call); n != "" {
+		what += " (" + n + ")"
+	}
+	return &UnsupportedError{OSBuild: build, What: "apply probe: child failed " + what + ", not exec with EACCES", Err: err}
+})
+
+func hostProbeApply() error { return probeLinux() }
+
+// hostProbeRuns: a run's processes are found as its process group, which
+// needs no query; seccomp keeps them in it (every forking plan denies
+// setsid and setpgid), which the tests check on a live run.
+func hostProbeRuns() error { return nil }

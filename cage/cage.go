@@ -118,7 +118,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		}
 		c.planned = p
 	case BackendLinux:
-		p, err := planLinux(policy, env)
+		p, err := planLinux(policy, env, cfg.accept, 0)
 		if err != nil {
 			return nil, err
 		}

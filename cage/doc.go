@@ -101,20 +101,38 @@
 //
 // # Linux
 //
-// The Linux backend restricts the child with Landlock (file access) and a
-// seccomp filter (system calls), set up before exec:
+// The Linux backend restricts the child with Landlock (file access, TCP
+// ports, signal and abstract-socket scoping) and a seccomp filter (system
+// calls), both built once per cage and applied by the child before exec;
+// root in a cage also loses every capability. Landlock only adds access,
+// so a deny inside an allowed tree (the git hooks a writable tree may
+// hold, secrets under a readable home) cannot be enforced: New refuses
+// such a policy with a [*GapError] naming each part, unless the class is
+// waived or the gap accepted by name ([AcceptGaps]). A kernel whose
+// Landlock ABI is older than the plan needs (6, Linux 6.12, by default) is
+// an [*UnsupportedError] naming the kernel.
 //
-//	c, err := cage.New(policy) // on Linux: the Landlock and seccomp plan
+//	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"),
+//		profile.Waive(profile.TrustHandoff)) // git hooks in /tmp/build are writable
 //	if err != nil {
 //		return err
 //	}
-//	fmt.Print(c.Plan())
+//	c, err := cage.New(policy) // the Landlock ruleset and seccomp filter
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Print(c.Plan()) // or json.Marshal(c.LinuxPlan())
 //	err = c.Command(ctx, "/bin/sh", "-c", "echo hi > /tmp/build/out").Run()
+//
+// A forking run's processes cannot leave its process group (seccomp
+// refuses setsid and setpgid), so the run ends by killing the group.
+// docs/linux-backend.md maps each policy part to Landlock and seccomp.
 //
 // # Errors
 //
 // [ErrAlreadySandboxed], [*CaseSensitiveError], [*LinkError], [*LimitError],
-// [*CompileError], [*ApplyError] (errors.Is(err, fs.ErrPermission) for a
+// [*CompileError], [*GapError] (Linux), [*ApplyError] (errors.Is(err,
+// fs.ErrPermission) for a
 // denied step), [*UnsupportedError] (errors.Is(err,
 // errors.ErrUnsupported)), [ErrRunNotEnded] and [*UncheckedError]; a
 // target's non-zero exit is an *exec.ExitError. Error strings are short
@@ -133,4 +151,8 @@
 //   - A nil entry in [Cmd.ExtraFiles] is refused (os/exec closes that
 //     descriptor instead).
 //   - Path resolution is a snapshot taken by New (grants: by Start).
+//   - Linux: Landlock does not restrict stat, chmod, chown, utime or
+//     setxattr; UDP is uncontrolled with the network on; socket(AF_UNIX)
+//     is refused unless the policy allows a Unix socket (a gap before
+//     Landlock ABI 9); Base V1 has no /proc.
 package cage

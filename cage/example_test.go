@@ -23,7 +23,8 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	// The simulated file system is macOS's, so plan for macOS.
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(pathresolvetest.Home))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -90,4 +91,29 @@ func ExampleCage_Command() {
 	if err := cmd.Run(); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// The Linux plan, previewed from any OS: Landlock rules with their layers,
+// the seccomp rules, and a gap Linux cannot enforce, accepted by name.
+func ExampleCage_LinuxPlan() {
+	policy, err := profile.New(profile.BaseV1, profile.Read("/srv/data"), profile.Network(profile.NetworkLoopback, 8080))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendLinux), cage.WithHome("/home/me"), cage.AcceptGaps(cage.GapLoopback))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, line := range strings.Split(c.Plan(), "\n") {
+		if strings.Contains(line, "/srv/data") || strings.HasPrefix(line, "tcp port") || strings.HasPrefix(line, "# Linux plan") ||
+			strings.HasPrefix(line, "seccomp clone3") || strings.HasPrefix(line, "ACCEPTED") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// # Linux plan: Landlock ABI 7 planned, at least 6 needed
+	// path policy   /srv/data: read_file|read_dir
+	// tcp port 8080: bind_tcp|connect_tcp
+	// seccomp clone3 -> ENOSYS  # BPF cannot read clone3's flags struct; ENOSYS makes libc fall back to clone (multikernel/sandlock#240)
+	// ACCEPTED GAP (not enforced) network-loopback: Landlock filters TCP by port, not address: any host is reachable on an allowed port
 }

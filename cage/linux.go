@@ -1,21 +1,51 @@
 package cage
 
-import "github.com/procage-go/procage/profile"
+import (
+	"errors"
+	"fmt"
 
-// linuxPlan is the Linux backend's plan (Landlock and seccomp).
-//
-// Not yet: the Linux lowering lands with internal/linuxsandbox; until then
-// the plan says so, and the Linux host backend refuses to spawn.
+	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/profile"
+)
+
+// LinuxPlan is a policy lowered for the Linux backend: the Landlock
+// ruleset (each path with its rights and layer), the TCP port rules, the
+// scopes, the seccomp rules, the minimum Landlock ABI and the accepted
+// gaps. String renders it as text, and it marshals to JSON.
+type LinuxPlan = linuxsandbox.Plan
+
+// linuxPlan is the Linux backend's plan, with what lowering took, so the
+// host backend can lower again for the running kernel's ABI.
 type linuxPlan struct {
-	txt string
+	plan   *linuxsandbox.Plan
+	policy profile.Policy
+	env    linuxsandbox.Env
 }
 
 func (p *linuxPlan) kind() Backend { return BackendLinux }
-func (p *linuxPlan) text() string  { return p.txt }
-func (p *linuxPlan) rules() int    { return 0 }
+func (p *linuxPlan) text() string  { return p.plan.String() }
+func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Seccomp) }
 
-// planLinux lowers the policy for Landlock and seccomp. It is portable, so
-// a Linux plan can be previewed on any OS.
-func planLinux(policy profile.Policy, env profile.Env) (*linuxPlan, error) {
-	return &linuxPlan{txt: "; Linux (Landlock + seccomp) plan for " + policy.String() + ": not yet implemented\n"}, nil
+// planLinux lowers the policy for Landlock and seccomp at Landlock ABI abi
+// (0: the newest this package knows). It is portable, so a Linux plan can
+// be previewed on any OS. A part Linux cannot enforce is a *GapError
+// unless accepted ([AcceptGaps]).
+func planLinux(policy profile.Policy, env profile.Env, accept []Gap, abi int) (*linuxPlan, error) {
+	le := linuxsandbox.Env{Resolved: env.Resolved, Home: env.Home, Accept: accept, ABI: abi}
+	pl, err := linuxsandbox.Lower(policy, le)
+	if err != nil {
+		if _, ok := errors.AsType[*GapError](err); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	return &linuxPlan{plan: pl, policy: policy, env: le}, nil
+}
+
+// LinuxPlan returns the cage's Linux plan, or nil for another backend.
+func (c *Cage) LinuxPlan() *LinuxPlan {
+	if p, ok := c.planned.(*linuxPlan); ok {
+		return p.plan
+	}
+	return nil
 }

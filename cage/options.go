@@ -59,6 +59,7 @@ type config struct {
 	privateTemp bool
 	backend     Backend  // 0 until New picks the host's
 	links       []string // accepted links, kernel spelling
+	accept      []Gap    // Linux gaps the caller accepts (AcceptGaps)
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler

@@ -25,8 +25,11 @@
 // Attr.Files), [StepDir], [StepRlimit], [StepApply], [StepConfirm],
 // [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
 // action, the Attr.Calls tagged with it run in order. A failure writes
-// {step, errno} (8 bytes, atomic on a pipe) to a close-on-exec status pipe
-// and calls _exit; EOF on the pipe means execve succeeded.
+// {step and the failing call's position, errno} (8 bytes, atomic on a
+// pipe) to a close-on-exec status pipe and calls _exit; EOF on the pipe
+// means execve succeeded. On Linux, [RawCallExpect] builds a call that
+// fails its step unless it returns an expected value or errno (the
+// confirmation of a Landlock and seccomp child).
 //
 // Everything the child touches is allocated before fork; the child does not
 // allocate, lock or grow its stack (the rules of syscall/exec_libc2.go).

@@ -83,6 +83,10 @@ type Call struct {
 	result *uint64    // if non-nil, *result == 0 after the call fails the step
 	pid    *uint64    // if non-nil, the child stores getpid() here before the call
 	keep   [4]unsafe.Pointer
+
+	expect  bool // RawCallExpect: the call must return wantRet / wantErr
+	wantRet uintptr
+	wantErr syscall.Errno
 }
 
 // Step reports the stage at which the child issues c.
@@ -112,9 +116,16 @@ func (c Call) WithResult(result *uint64) Call {
 type StepError struct {
 	Step Step
 	Err  syscall.Errno
+	// Call is the position (1-based), among the Attr.Calls tagged with
+	// Step in the order given, of the call that failed; 0 means the step's
+	// built-in action.
+	Call int
 }
 
 func (e *StepError) Error() string {
+	if e.Call > 0 {
+		return "procage child: " + e.Step.String() + " call " + strconv.Itoa(e.Call) + ": " + e.Err.Error()
+	}
 	return "procage child: " + e.Step.String() + ": " + e.Err.Error()
 }
 

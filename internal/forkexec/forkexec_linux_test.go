@@ -109,3 +109,52 @@ func TestFallbacks(t *testing.T) {
 		})
 	}
 }
+
+// TestRawCallExpect: a call passes only with the expected errno, or with
+// success and the expected return value; the failing call's position
+// among its step's calls is reported.
+func TestRawCallExpect(t *testing.T) {
+	getppid := func(ret uintptr) Call { return RawCallExpect(StepConfirm, ret, 0, syscall.SYS_GETPPID) }
+	badfd := func(want syscall.Errno) Call {
+		return RawCallExpect(StepConfirm, 0, want, syscall.SYS_FCNTL, 1<<30, syscall.F_GETFD)
+	}
+	parent := uintptr(os.Getpid())
+	tests := []struct {
+		name  string
+		calls []Call
+		errno syscall.Errno // 0: the child runs
+		call  int
+	}{
+		{"right return", []Call{getppid(parent)}, 0, 0},
+		{"wrong return", []Call{getppid(parent), getppid(parent + 1)}, syscall.EPERM, 2},
+		{"expected errno", []Call{badfd(syscall.EBADF)}, 0, 0},
+		{"success where an errno is expected", []Call{getppid(parent), RawCallExpect(StepConfirm, 0, syscall.EBADF, syscall.SYS_GETPID)}, syscall.EPERM, 2},
+		{"another errno is reported as is", []Call{badfd(syscall.EINVAL)}, syscall.EBADF, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := spawnHelper(t, func(a *Attr) {
+				// A call of an earlier step first: positions count within a step.
+				a.Calls = append(a.Calls, RawCall(StepApply, syscall.SYS_GETPID))
+				a.Calls = append(a.Calls, tc.calls...)
+			})
+			if tc.errno == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantStepError(t, err, StepConfirm, tc.errno)
+			se, _ := err.(*StepError)
+			if se == nil || se.Call != tc.call {
+				t.Errorf("StepError %v: Call = %d, want %d", err, se.Call, tc.call)
+			}
+		})
+	}
+	// A built-in action's failure reports Call 0.
+	_, err := spawnHelper(t, func(a *Attr) { a.Dir = "/nonexistent-procage-dir" })
+	wantStepError(t, err, StepDir, syscall.ENOENT)
+	if se, ok := err.(*StepError); !ok || se.Call != 0 {
+		t.Errorf("chdir failure: %#v, want Call 0", err)
+	}
+}

@@ -211,7 +211,13 @@ func forkExec(p *plan) (int, error) {
 		serr = fmt.Errorf("forkexec: reading the child's status: %w", err)
 	case n == len(rec):
 		r := *(*[2]uint32)(unsafe.Pointer(&rec))
-		serr = &StepError{Step: Step(r[0]), Err: syscall.Errno(r[1])}
+		se := &StepError{Step: Step(r[0] & 0xffff), Err: syscall.Errno(r[1])}
+		// The high half is 1 + the failing call's index in p.calls.
+		if ci := int(r[0]>>16) - 1; ci >= 0 && ci < len(p.calls) {
+			first := slices.IndexFunc(p.calls, func(c Call) bool { return c.step == se.Step })
+			se.Call = ci - first + 1
+		}
+		serr = se
 	default:
 		serr = fmt.Errorf("forkexec: short status record from the child (%d bytes): %w", n, syscall.EPIPE)
 	}
@@ -251,13 +257,15 @@ func Wait(pid int) (syscall.WaitStatus, error) {
 //go:noinline
 func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 	var (
-		rec    [2]uint32
-		step   Step
-		i, ci  int
-		nextfd int
-		fd     []int
-		c      *Call
-		fn     *fns
+		rec     [2]uint32
+		step    Step
+		i, ci   int
+		nextfd  int
+		fd      []int
+		c       *Call
+		fn      *fns
+		r1      uintptr
+		callIdx uint32 // 1 + the failing call's index in p.calls; 0: a built-in action
 	)
 	fd = p.fds
 	nextfd = p.nextfd
@@ -361,11 +369,19 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 			if c.result != nil {
 				*c.result = 0
 			}
-			err1 = rawCall6(c.fn, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
+			r1, err1 = rawCall6(c.fn, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
+			if c.expect {
+				if err1 == c.wantErr && (err1 != 0 || r1 == c.wantRet) {
+					err1 = 0
+				} else if err1 == 0 || err1 == c.wantErr {
+					err1 = syscall.EPERM
+				}
+			}
 			if err1 == 0 && c.result != nil && *c.result == 0 {
 				err1 = syscall.EPERM
 			}
 			if err1 != 0 {
+				callIdx = uint32(ci + 1)
 				goto childerror
 			}
 		}
@@ -375,7 +391,7 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 	err1 = sysExecve(fn, p.path, &p.argv[0], &p.envv[0])
 
 childerror:
-	rec[0] = uint32(step)
+	rec[0] = uint32(step) | callIdx<<16
 	rec[1] = uint32(err1)
 	sysWrite(fn, pipe, unsafe.Pointer(&rec), unsafe.Sizeof(rec))
 	for {

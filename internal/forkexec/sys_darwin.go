@@ -183,9 +183,9 @@ func prepareLocked(p *plan) error {
 //
 //go:nosplit
 //go:norace
-func rawCall6(fn, a1, a2, a3, a4, a5, a6 uintptr) syscall.Errno {
-	_, _, e := rawSyscall6(fn, a1, a2, a3, a4, a5, a6)
-	return e
+func rawCall6(fn, a1, a2, a3, a4, a5, a6 uintptr) (uintptr, syscall.Errno) {
+	r, _, e := rawSyscall6(fn, a1, a2, a3, a4, a5, a6)
+	return r, e
 }
 
 //go:nosplit

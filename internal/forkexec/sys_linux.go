@@ -61,6 +61,18 @@ func RawCall(step Step, trap uintptr, args ...uintptr) Call {
 	return c
 }
 
+// RawCallExpect returns a Call that issues system call trap with args at
+// step's position and fails the step unless the call reports exactly errno
+// want (0: success) and, on success, returns ret. A confirmation is built
+// this way: prctl(PR_GET_SECCOMP) must return 2, a signal to the parent
+// must fail with EPERM. A mismatch fails the step with the call's own errno
+// when it reported a different one, else with EPERM.
+func RawCallExpect(step Step, ret uintptr, want syscall.Errno, trap uintptr, args ...uintptr) Call {
+	c := RawCall(step, trap, args...)
+	c.expect, c.wantRet, c.wantErr = true, ret, want
+	return c
+}
+
 // osPlan holds the /proc/self/fd fallback's buffers.
 type osPlan struct {
 	procfd *byte  // "/proc/self/fd"
@@ -87,9 +99,9 @@ func prepareLocked(p *plan) error {
 
 //go:nosplit
 //go:norace
-func rawCall6(trap, a1, a2, a3, a4, a5, a6 uintptr) syscall.Errno {
-	_, _, e := syscall.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
-	return e
+func rawCall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (uintptr, syscall.Errno) {
+	r, _, e := syscall.RawSyscall6(trap, a1, a2, a3, a4, a5, a6)
+	return r, e
 }
 
 //go:nosplit

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunLinuxWrite: on Linux, run cages the command: it writes inside the
+// --write tree and fails outside it. A writable tree cannot keep git hooks
+// out under Landlock, so the trust-handoff class is waived (without it the
+// policy is refused, naming the gap).
+func TestRunLinuxWrite(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	inFile, outFile := filepath.Join(dir, "in"), filepath.Join(outside, "out")
+	script := "echo in > " + inFile + " && echo out > " + outFile
+
+	code, _, errs := runCLI(t, "run", "--write", dir, "--", "/bin/sh", "-c", script)
+	if code == 0 || !strings.Contains(errs, "trust-handoff-inside-writable-tree") {
+		t.Errorf("without --waive trust-handoff: exit %d, stderr %q; want a failure naming the gap", code, errs)
+	}
+	if _, err := os.Stat(inFile); !os.IsNotExist(err) {
+		t.Fatalf("the refused command ran (stat: %v)", err)
+	}
+
+	code, _, errs = runCLI(t, "run", "--write", dir, "--waive", "trust-handoff", "--", "/bin/sh", "-c", script)
+	if code == 0 || !strings.Contains(errs, "Permission denied") {
+		t.Errorf("exit %d, stderr %q; want a failure with Permission denied", code, errs)
+	}
+	if b, err := os.ReadFile(inFile); err != nil || string(b) != "in\n" {
+		t.Errorf("inside the --write tree: %q, %v", b, err)
+	}
+	if _, err := os.Stat(outFile); !os.IsNotExist(err) {
+		t.Errorf("the command wrote outside the --write tree (stat: %v)", err)
+	}
+
+	code, out, errs := runCLI(t, "probe")
+	if code != 0 || !strings.Contains(out, "apply ok") {
+		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}

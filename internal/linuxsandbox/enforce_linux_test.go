@@ -1,0 +1,160 @@
+package linuxsandbox
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/profile"
+)
+
+func needABI(t *testing.T, n int) {
+	t.Helper()
+	if KernelABI() < n {
+		t.Skipf("Landlock ABI %d here, the test needs %d", KernelABI(), n)
+	}
+}
+
+// spawn runs argv under pl with extra rules and returns its output and
+// exit status; err is Start's error.
+func spawn(t *testing.T, pl *Plan, rules []PathRule, argv ...string) (string, syscall.WaitStatus, error) {
+	t.Helper()
+	rs, err := BuildRuleset(pl, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	prog, err := BuildProgram(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := NewCalls(pl, rs, prog, rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spawnCalls(t, calls, argv...)
+}
+
+func spawnCalls(t *testing.T, calls *Calls, argv ...string) (string, syscall.WaitStatus, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pid, err := forkexec.Start(&forkexec.Attr{
+		Path: argv[0], Args: argv, Env: []string{"PATH=/usr/bin:/bin", "LC_ALL=C"},
+		Files: []uintptr{0, w.Fd(), w.Fd()}, Calls: calls.Calls,
+	})
+	calls.KeepAlive()
+	w.Close()
+	if err != nil {
+		return "", 0, err
+	}
+	out, _ := io.ReadAll(r)
+	ws, werr := forkexec.Wait(pid)
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	return string(out), ws, nil
+}
+
+func lower(t *testing.T, opts ...profile.Option) *Plan {
+	t.Helper()
+	pol, err := profile.New(profile.BaseV1, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Lower(pol, Env{ABI: KernelABI(), Home: "/nonexistent-home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+func TestEnforceBase(t *testing.T) {
+	needABI(t, 6)
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pl := lower(t, profile.Fork(), profile.Waive(profile.TrustHandoff)) // the write grant below
+	out, ws, err := spawn(t, pl, pl.Rules, "/bin/sh", "-c", "echo hello; cat "+secret+"; echo x > "+dir+"/new; exit 3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.ExitStatus() != 3 || !strings.HasPrefix(out, "hello\n") || strings.Contains(out, "s3cret") {
+		t.Errorf("status %d, output %q", ws.ExitStatus(), out)
+	}
+	if strings.Count(out, "Permission denied") != 2 {
+		t.Errorf("want two Permission denied errors, got %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the child created a file outside its rules: %v", err)
+	}
+
+	// With the directory granted for writing, the same script works.
+	rules, err := pl.WithSpawn(nil, []string{dir}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ws, err = spawn(t, pl, rules, "/bin/sh", "-c", "cat "+secret+"; echo x > "+dir+"/new")
+	if err != nil || ws.ExitStatus() != 0 || out != "s3cret" {
+		t.Errorf("with a grant: %v, status %d, output %q", err, ws.ExitStatus(), out)
+	}
+}
+
+// TestDenyEverythingRefusesExec is the probe's shape: a ruleset with no
+// rule at all makes the exec fail with EACCES; the target never runs.
+func TestDenyEverythingRefusesExec(t *testing.T) {
+	needABI(t, 6)
+	pl := lower(t)
+	_, _, err := spawn(t, pl, nil, "/bin/true")
+	var se *forkexec.StepError
+	if !errors.As(err, &se) || se.Step != forkexec.StepExec || se.Err != syscall.EACCES {
+		t.Fatalf("Start = %v, want an exec step error with EACCES", err)
+	}
+}
+
+// TestStepNames: a failing child call is named.
+func TestStepNames(t *testing.T) {
+	needABI(t, 6)
+	pl := lower(t)
+	rs, err := BuildRuleset(pl, pl.Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := BuildProgram(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := NewCalls(pl, rs, prog, pl.Rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child's landlock_restrict_self now gets EBADF, or EBADFD if the
+	// number was reused by another kind of file.
+	rs.Close()
+	_, _, err = spawnCalls(t, calls, "/bin/true")
+	var se *forkexec.StepError
+	if !errors.As(err, &se) || se.Step != forkexec.StepApply || (se.Err != syscall.EBADF && se.Err != syscall.EBADFD) {
+		t.Fatalf("Start = %v, want an apply step error with EBADF", err)
+	}
+	if got := calls.Name(se.Step, se.Call); got != "landlock_restrict_self" {
+		t.Errorf("failing call named %q", got)
+	}
+}
+
+func TestCheckABI(t *testing.T) {
+	err := CheckABI(&Plan{MinABI: 99})
+	var ae *ABIError
+	if !errors.As(err, &ae) || ae.Need != 99 || ae.Kernel == "" || !strings.Contains(err.Error(), ae.Kernel) {
+		t.Errorf("CheckABI(99) = %v", err)
+	}
+}

@@ -1,0 +1,419 @@
+package linuxsandbox
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/procage-go/procage/profile"
+)
+
+// Layer says where a path rule comes from.
+type Layer string
+
+const (
+	LayerBase   Layer = "base"   // the Linux Base V1
+	LayerPolicy Layer = "policy" // the policy's own rules
+	LayerGrant  Layer = "grant"  // a spawn's grants
+	LayerTemp   Layer = "temp"   // a spawn's private temporary directory
+)
+
+// PathRule allows Access beneath Path (a directory: everything below it;
+// a file: that file). Paths that do not exist when the ruleset is built are
+// skipped: a Landlock rule attaches to an existing file.
+type PathRule struct {
+	Path   string
+	Access FSAccess
+	Layer  Layer
+	Why    string `json:",omitempty"`
+}
+
+// NetRule allows Access on one TCP port.
+type NetRule struct {
+	Port   uint16
+	Access NetAccess
+}
+
+// Gap names a part of a policy Linux cannot enforce. A plan containing one
+// is refused with a *GapError unless the caller accepts it by name; an
+// accepted gap is listed in the plan and not enforced.
+type Gap string
+
+const (
+	// GapSecrets: a secrets path (~/.ssh, ~/.aws, ...) lies inside a tree
+	// the policy allows. Landlock rules only add access: a rule on a
+	// directory covers everything beneath it, so no deny inside it
+	// (include/uapi/linux/landlock.h).
+	GapSecrets Gap = "secrets-inside-allowed-tree"
+	// GapTrustHandoff: the policy allows writing a tree, and git hooks and
+	// config (in any tree) or shell startup files inside it cannot be
+	// denied.
+	GapTrustHandoff Gap = "trust-handoff-inside-writable-tree"
+	// GapLoopback: network loopback mode. Landlock filters TCP by port,
+	// not by address (ABI 4), so any host is reachable on an allowed port;
+	// UDP is then refused altogether.
+	GapLoopback Gap = "network-loopback"
+	// GapLocalServices: network on, without opting in to every localhost
+	// port ([profile.AnyPort]) and listening on every interface
+	// ([profile.ListenAnyInterface]). Landlock cannot tell localhost from
+	// a remote host, nor a localhost bind from a wildcard one, so local
+	// services (a debugger inspector, Docker over TCP, an IDE server) stay
+	// reachable on every port and the child may listen on every interface.
+	GapLocalServices Gap = "network-on-local-services"
+	// GapUnixSocketPath: allowing one Unix socket by path. Before Landlock
+	// ABI 9 connect() to a path-named socket is not restricted, so
+	// allowing socket(AF_UNIX) allows every such socket the process can
+	// reach (navikt/cplt#240, Zouuup/landrun#43).
+	GapUnixSocketPath Gap = "unix-socket-path"
+	// GapMach: Mach service names mean nothing on Linux.
+	GapMach Gap = "mach-services"
+	// GapSeatbelt: raw Seatbelt rules cannot be translated.
+	GapSeatbelt Gap = "seatbelt-rules"
+	// GapExecTargetOnly: Landlock checks the execute right at execve only;
+	// ld.so runs any readable binary and memfd_create + fexecve any
+	// readable bytes (landlock-lsm/linux#37), so "only the target" is
+	// not enforceable. Accepted, the base's and policy's Exec trees stay
+	// executable.
+	GapExecTargetOnly Gap = "exec-target-only"
+)
+
+// Gaps returns every Gap, in report order.
+func Gaps() []Gap {
+	return []Gap{GapSecrets, GapTrustHandoff, GapLoopback, GapLocalServices, GapUnixSocketPath, GapMach, GapSeatbelt, GapExecTargetOnly}
+}
+
+// ParseGap returns the Gap named s.
+func ParseGap(s string) (Gap, error) {
+	for _, g := range Gaps() {
+		if string(g) == s {
+			return g, nil
+		}
+	}
+	return "", fmt.Errorf("unknown gap %q", s)
+}
+
+// GapPart is one occurrence of a gap in a plan: the Gap and what exactly.
+type GapPart struct {
+	Gap    Gap
+	Detail string
+}
+
+func (p GapPart) String() string { return string(p.Gap) + ": " + p.Detail }
+
+// GapError lists the parts of a policy Linux cannot enforce that the
+// caller did not accept. Accept them by name (cage.AcceptGaps) or change
+// the policy (waive the class, drop the rule).
+type GapError struct {
+	Parts []GapPart
+}
+
+func (e *GapError) Error() string {
+	var names []string
+	for _, p := range e.Parts {
+		if !slices.Contains(names, string(p.Gap)) {
+			names = append(names, string(p.Gap))
+		}
+	}
+	return "linux cannot enforce: " + strings.Join(names, ", ")
+}
+
+// Has reports whether the error lists gap g.
+func (e *GapError) Has(g Gap) bool {
+	return slices.ContainsFunc(e.Parts, func(p GapPart) bool { return p.Gap == g })
+}
+
+// Env is what lowering needs besides the policy.
+type Env struct {
+	// Resolved maps a policy path as written to its kernel spelling; paths
+	// not in the map are used as written.
+	Resolved map[string]string
+	// Home is the caging user's home directory (kernel spelling); "" means
+	// no home-relative checks.
+	Home string
+	// Accept lists the gaps the caller accepts.
+	Accept []Gap
+	// ABI is the Landlock ABI to plan for (the kernel's); 0 means MaxABI.
+	// A higher value is treated as MaxABI.
+	ABI int
+}
+
+// Plan is a policy lowered to Landlock and seccomp.
+type Plan struct {
+	ABI        int      // the ABI planned for
+	MinABI     int      // the lowest ABI that enforces this plan
+	HandledFS  FSAccess // every filesystem right the ruleset restricts
+	HandledNet NetAccess
+	Scopes     Scope
+	Rules      []PathRule
+	NetRules   []NetRule
+	Seccomp    []SeccompRule
+	Forking    bool
+	Network    profile.NetworkMode
+	Accepted   []GapPart // gaps present and accepted: not enforced
+
+	needs   []abiNeed // what sets MinABI
+	home    string
+	accept  []Gap
+	secrets bool // the secrets class is in force
+	trust   bool // the trust-handoff class is in force
+}
+
+// abiNeed is one feature's minimum ABI and why.
+type abiNeed struct {
+	abi  int
+	what string
+}
+
+// Lower turns a policy into a Linux plan. Parts Linux cannot enforce are
+// a *GapError unless env.Accept names them.
+func Lower(p profile.Policy, env Env) (*Plan, error) {
+	abi := env.ABI
+	if abi <= 0 || abi > MaxABI {
+		abi = MaxABI
+	}
+	pl := &Plan{ABI: abi, Forking: p.Forking(), home: env.Home, accept: slices.Clone(env.Accept),
+		secrets: !p.Waived(profile.Secrets), trust: !p.Waived(profile.TrustHandoff)}
+	resolve := func(s string) string {
+		if r, ok := env.Resolved[s]; ok {
+			return r
+		}
+		return s
+	}
+	var gaps []GapPart
+
+	// Filesystem: handle every right the ABI knows, so none is left open.
+	pl.HandledFS = fsRightsAt(abi)
+	needs := []abiNeed{{3, "truncate is handled (before ABI 3 a read-only file could be truncated)"}}
+	pl.Rules = append(pl.Rules, baseV1Rules()...)
+	for _, r := range p.FSRules() {
+		a := FSAccess(0)
+		if r.Access&profile.AccessRead != 0 {
+			a |= fsRead
+		}
+		if r.Access&profile.AccessWrite != 0 {
+			a |= fsRead | fsWrite
+		}
+		if r.Access&profile.AccessExec != 0 {
+			a |= fsRead | fsExec
+		}
+		if r.Target == profile.Literal {
+			a &= fsFileRights
+		}
+		pl.Rules = append(pl.Rules, PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy})
+	}
+
+	// Hard-deny classes Linux can only keep by not allowing the tree.
+	if !p.Waived(profile.Secrets) && env.Home != "" {
+		for _, s := range secretPaths {
+			sp := path.Join(env.Home, s)
+			if r, ok := covering(pl.Rules, sp, fsRead|fsWrite); ok {
+				gaps = append(gaps, GapPart{GapSecrets, fmt.Sprintf("%s is inside the allowed %s", sp, r.Path)})
+			}
+		}
+	}
+	if !p.Waived(profile.TrustHandoff) {
+		for _, r := range pl.Rules {
+			if r.Layer == LayerPolicy && r.Access&FSWriteFile != 0 && r.Access&FSMakeDir != 0 {
+				gaps = append(gaps, GapPart{GapTrustHandoff, fmt.Sprintf("git hooks and config under the writable %s", r.Path)})
+			}
+		}
+		if env.Home != "" {
+			for _, s := range startupFiles {
+				sp := path.Join(env.Home, s)
+				if r, ok := covering(pl.Rules, sp, FSWriteFile|FSMakeReg); ok {
+					gaps = append(gaps, GapPart{GapTrustHandoff, fmt.Sprintf("%s is inside the writable %s", sp, r.Path)})
+				}
+			}
+		}
+	}
+
+	// Network.
+	mode, ports := p.Network()
+	anyPort := len(ports) == 1 && ports[0] == profile.AnyPort
+	pl.Network = mode
+	unixAllowed := len(p.UnixSockets()) > 0
+	if unixAllowed {
+		for _, s := range p.UnixSockets() {
+			gaps = append(gaps, GapPart{GapUnixSocketPath, fmt.Sprintf("allowing %s allows connect() to every path-named Unix socket before Landlock ABI 9", resolve(s))})
+		}
+	}
+	var ns netShape
+	switch mode {
+	case profile.NetworkOff:
+		ns.why = "network off: no sockets but those the policy allows"
+		// seccomp enforces it on any ABI; from ABI 4 Landlock's TCP rights
+		// (handled, no port allowed) add a second layer.
+		pl.HandledNet = NetBindTCP | NetConnectTCP
+	case profile.NetworkLoopback:
+		gaps = append(gaps, GapPart{GapLoopback, "Landlock filters TCP by port, not address: any host is reachable on an allowed port"})
+		ns.families = []uint32{afInet, afInet6}
+		ns.streamOnlyInet = true
+		ns.why = "network loopback: TCP sockets only"
+		if !anyPort {
+			pl.HandledNet = NetBindTCP | NetConnectTCP
+			for _, port := range ports {
+				pl.NetRules = append(pl.NetRules, NetRule{Port: uint16(port), Access: NetBindTCP | NetConnectTCP})
+			}
+			needs = append(needs, abiNeed{4, "TCP port rules"})
+		}
+	case profile.NetworkOn:
+		if !anyPort || !p.ListensAnyInterface() {
+			gaps = append(gaps, GapPart{GapLocalServices, "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
+		}
+		ns.families = []uint32{afInet, afInet6, afNetlink}
+		ns.why = "network on: IP and netlink (interface lookups) sockets"
+		pl.Rules = append(pl.Rules, PathRule{Path: "/run/systemd/resolve", Access: fsRead, Layer: LayerBase,
+			Why: "/etc/resolv.conf links here under systemd-resolved"})
+	}
+	if unixAllowed {
+		ns.families = append(ns.families, afUnix)
+		ns.why += "; Unix sockets (allowed by path, see the gap)"
+	} else {
+		ns.why += "; no socket(AF_UNIX): before Landlock ABI 9 connect() to a path-named socket (docker.sock, the D-Bus session bus) is not restricted (socketpair still works)"
+	}
+
+	if len(p.MachServices()) > 0 {
+		gaps = append(gaps, GapPart{GapMach, strings.Join(p.MachServices(), ", ")})
+	}
+	if len(p.SeatbeltRules()) > 0 {
+		gaps = append(gaps, GapPart{GapSeatbelt, fmt.Sprintf("%d raw Seatbelt rules", len(p.SeatbeltRules()))})
+	}
+	if p.ExecTargetOnly() {
+		gaps = append(gaps, GapPart{GapExecTargetOnly, "ld.so and memfd_create+fexecve run any readable file; Landlock checks execute at execve only"})
+	}
+
+	// Process access: ptrace is limited to the domain from ABI 1; signals
+	// and abstract Unix sockets outside the domain are scoped from ABI 6.
+	// Waiving the class drops the scopes (and their ABI need).
+	if !p.Waived(profile.ProcessAccess) {
+		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
+		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
+	}
+	pl.Seccomp = seccompRules(p.Forking(), ns)
+
+	pl.MinABI = 1
+	for _, n := range needs {
+		pl.MinABI = max(pl.MinABI, n.abi)
+	}
+	pl.needs = needs
+	if abi < 4 {
+		pl.HandledNet, pl.NetRules = 0, nil
+	}
+	if abi < 6 {
+		pl.Scopes = 0
+	}
+	for i := range pl.Rules {
+		pl.Rules[i].Access &= pl.HandledFS
+	}
+	sortRules(pl.Rules)
+
+	var refused []GapPart
+	for _, g := range gaps {
+		if slices.Contains(env.Accept, g.Gap) {
+			pl.Accepted = append(pl.Accepted, g)
+		} else {
+			refused = append(refused, g)
+		}
+	}
+	if len(refused) > 0 {
+		return nil, &GapError{Parts: refused}
+	}
+	return pl, nil
+}
+
+// covering returns the first rule granting any of want on a tree that
+// contains (or is) p.
+func covering(rules []PathRule, p string, want FSAccess) (PathRule, bool) {
+	for _, r := range rules {
+		if r.Access&want != 0 && within(p, r.Path) {
+			return r, true
+		}
+	}
+	return PathRule{}, false
+}
+
+// within reports whether p is dir or lies beneath it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+func sortRules(rs []PathRule) {
+	slices.SortStableFunc(rs, func(a, b PathRule) int {
+		if c := strings.Compare(layerOrder(a.Layer), layerOrder(b.Layer)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+}
+
+func layerOrder(l Layer) string {
+	switch l {
+	case LayerBase:
+		return "0"
+	case LayerPolicy:
+		return "1"
+	case LayerGrant:
+		return "2"
+	}
+	return "3"
+}
+
+// WithSpawn returns a copy of the plan's path rules plus a spawn's grants
+// (read or read-write) and private temporary directory ("" = none). A grant
+// covering a secrets path, or a write grant (a writable tree: git hooks),
+// is a *GapError unless the plan accepted the gap or the class is waived.
+// The private temporary directory is procage's own and removed at run end,
+// so it is no trust-handoff gap.
+func (pl *Plan) WithSpawn(readGrants, writeGrants []string, temp string) ([]PathRule, error) {
+	rules := slices.Clone(pl.Rules)
+	for _, g := range readGrants {
+		rules = append(rules, PathRule{Path: g, Access: fsRead & pl.HandledFS, Layer: LayerGrant})
+	}
+	for _, g := range writeGrants {
+		rules = append(rules, PathRule{Path: g, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerGrant})
+	}
+	if temp != "" {
+		rules = append(rules, PathRule{Path: temp, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerTemp})
+	}
+	var parts []GapPart
+	if pl.trust && !slices.Contains(pl.accept, GapTrustHandoff) {
+		for _, g := range writeGrants {
+			parts = append(parts, GapPart{GapTrustHandoff, fmt.Sprintf("git hooks and config under the writable grant %s", g)})
+		}
+	}
+	if pl.secrets && pl.home != "" && !slices.Contains(pl.accept, GapSecrets) {
+		for _, s := range secretPaths {
+			sp := path.Join(pl.home, s)
+			if r, ok := covering(rules[len(pl.Rules):], sp, fsRead|fsWrite); ok {
+				parts = append(parts, GapPart{GapSecrets, fmt.Sprintf("%s is inside the %s %s", sp, r.Layer, r.Path)})
+			}
+		}
+	}
+	if len(parts) > 0 {
+		return nil, &GapError{Parts: parts}
+	}
+	return rules, nil
+}
+
+// Paths the hard-deny classes protect, relative to home (profile's
+// secrets and trust-handoff classes, harddeny.go).
+var secretPaths = []string{".aws", ".config/gcloud", ".docker/config.json", ".gnupg", ".kube", ".netrc", ".ssh"}
+
+var startupFiles = []string{
+	".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".config/fish", ".config/git",
+	".cshrc", ".gitconfig", ".kshrc", ".login", ".logout", ".profile", ".tcshrc",
+	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
+}
+
+// DenyAll returns a plan for Landlock ABI abi that handles every
+// filesystem right and scope the ABI knows and allows nothing: the apply
+// probe's plan, under which exec of any program must fail with EACCES.
+func DenyAll(abi int) *Plan {
+	abi = max(1, min(abi, MaxABI))
+	pl := &Plan{ABI: abi, MinABI: 1, HandledFS: fsRightsAt(abi)}
+	if abi >= 6 {
+		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
+	}
+	return pl
+}

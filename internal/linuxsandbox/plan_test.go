@@ -1,0 +1,291 @@
+package linuxsandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/procage-go/procage/profile"
+)
+
+// TestGapsRefused: each part Linux cannot enforce is refused by name, and
+// accepted by name it is listed in the plan.
+func TestGapsRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []profile.Option
+		want []Gap
+	}{
+		{"home readable covers secrets", []profile.Option{profile.Read("/home/u")}, []Gap{GapSecrets}},
+		{"home writable: secrets and startup files", []profile.Option{profile.ReadWrite("/home/u")}, []Gap{GapSecrets, GapTrustHandoff}},
+		{"root readable", []profile.Option{profile.Read("/")}, []Gap{GapSecrets}},
+		{"one secret file allowed", []profile.Option{profile.FS(profile.AccessRead, profile.Literal, "/home/u/.netrc")}, []Gap{GapSecrets}},
+		{"writable project: git hooks", []profile.Option{profile.ReadWrite("/work/p")}, []Gap{GapTrustHandoff}},
+		{"writable .bashrc file", []profile.Option{profile.FS(profile.AccessWrite, profile.Literal, "/home/u/.bashrc")}, []Gap{GapTrustHandoff}},
+		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, []Gap{GapLoopback}},
+		{"network on", []profile.Option{profile.Network(profile.NetworkOn)}, []Gap{GapLocalServices}},
+		{"network on, named localhost port", []profile.Option{profile.Network(profile.NetworkOn, 8080)}, []Gap{GapLocalServices}},
+		{"network on, any port, localhost listening", []profile.Option{profile.Network(profile.NetworkOn, profile.AnyPort)}, []Gap{GapLocalServices}},
+		{"loopback ports", []profile.Option{profile.Network(profile.NetworkLoopback, 80, 443)}, []Gap{GapLoopback}},
+		{"unix socket", []profile.Option{profile.UnixSocket("/run/x.sock")}, []Gap{GapUnixSocketPath}},
+		{"mach", []profile.Option{profile.MachLookup("com.example.x")}, []Gap{GapMach}},
+		{"seatbelt", []profile.Option{profile.Seatbelt(`(allow file-read* (literal "/x"))`)}, []Gap{GapSeatbelt}},
+		{"exec target only", []profile.Option{profile.ExecTargetOnly()}, []Gap{GapExecTargetOnly}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol, err := profile.New(profile.BaseV1, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Lower(pol, Env{Home: "/home/u"})
+			ge, ok := errors.AsType[*GapError](err)
+			if !ok {
+				t.Fatalf("Lower = %v, want *GapError", err)
+			}
+			var got []Gap
+			for _, p := range ge.Parts {
+				if !slices.Contains(got, p.Gap) {
+					got = append(got, p.Gap)
+				}
+				if p.Detail == "" {
+					t.Errorf("gap %s has no detail", p.Gap)
+				}
+			}
+			slices.Sort(got)
+			want := slices.Clone(tt.want)
+			slices.Sort(want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("gaps (-want +got):\n%s", diff)
+			}
+			for _, g := range tt.want {
+				if !ge.Has(g) || !strings.Contains(ge.Error(), string(g)) {
+					t.Errorf("error %q does not name %s", ge, g)
+				}
+			}
+			pl, err := Lower(pol, Env{Home: "/home/u", Accept: tt.want})
+			if err != nil {
+				t.Fatalf("Lower with the gaps accepted: %v", err)
+			}
+			for _, g := range tt.want {
+				if !slices.ContainsFunc(pl.Accepted, func(p GapPart) bool { return p.Gap == g }) {
+					t.Errorf("accepted gap %s not in the plan", g)
+				}
+				if !strings.Contains(pl.String(), "ACCEPTED GAP (not enforced) "+string(g)) {
+					t.Errorf("plan text does not show accepted gap %s", g)
+				}
+			}
+		})
+	}
+}
+
+// TestWaivedClassIsNoGap: waiving a class removes its gap; an unrelated
+// tree is no gap.
+func TestWaivedClassIsNoGap(t *testing.T) {
+	for _, opts := range [][]profile.Option{
+		{profile.Read("/home/u"), profile.Waive(profile.Secrets)},
+		{profile.ReadWrite("/work/p"), profile.Waive(profile.TrustHandoff)},
+		{profile.Read("/work/p"), profile.Read("/home/u/src")},
+		{profile.Read("/home/u/.sshx")},                                                     // a sibling name, not ~/.ssh
+		{profile.Network(profile.NetworkOn, profile.AnyPort), profile.ListenAnyInterface()}, // all of localhost, asked for
+	} {
+		pol, err := profile.New(profile.BaseV1, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Lower(pol, Env{Home: "/home/u"}); err != nil {
+			t.Errorf("Lower(%s) = %v, want a plan", pol, err)
+		}
+	}
+}
+
+func TestGrantCoveringSecrets(t *testing.T) {
+	pl := mustPlan(t, nil)
+	if _, err := pl.WithSpawn([]string{"/home/u"}, nil, ""); !isGap(err, GapSecrets) {
+		t.Errorf("grant of home: %v, want a secrets gap", err)
+	}
+	if _, err := pl.WithSpawn(nil, []string{"/work/out"}, ""); !isGap(err, GapTrustHandoff) {
+		t.Errorf("write grant: %v, want a trust-handoff gap", err)
+	}
+	if _, err := pl.WithSpawn(nil, nil, "/tmp/procage-run-1"); err != nil {
+		t.Errorf("private temp: %v, want no gap", err)
+	}
+	pl = mustPlan(t, []profile.Option{profile.Waive(profile.TrustHandoff)})
+	rules, err := pl.WithSpawn([]string{"/home/u/src"}, []string{"/work/out"}, "/tmp/procage-run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rules[len(pl.Rules):]
+	want := []PathRule{
+		{Path: "/home/u/src", Access: fsRead, Layer: LayerGrant},
+		{Path: "/work/out", Access: fsRead | fsWrite, Layer: LayerGrant},
+		{Path: "/tmp/procage-run-1", Access: fsRead | fsWrite, Layer: LayerTemp},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("spawn rules (-want +got):\n%s", diff)
+	}
+	accepted := mustPlan(t, nil, GapSecrets)
+	if _, err := accepted.WithSpawn([]string{"/home/u"}, nil, ""); err != nil {
+		t.Errorf("grant of home with the gap accepted: %v", err)
+	}
+}
+
+func isGap(err error, g Gap) bool {
+	ge, ok := errors.AsType[*GapError](err)
+	return ok && ge.Has(g)
+}
+
+func TestMinABI(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []profile.Option
+		want int
+	}{
+		{"default: scopes", nil, 6},
+		{"process access waived: truncate", []profile.Option{profile.Waive(profile.ProcessAccess)}, 3},
+		{"waived, loopback ports", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, 80)}, 4},
+		{"waived, network on: truncate", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkOn, profile.AnyPort), profile.ListenAnyInterface()}, 3},
+		{"waived, loopback any port", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, profile.AnyPort)}, 3},
+	}
+	for _, tt := range tests {
+		pl := mustPlan(t, tt.opts, GapLoopback)
+		if pl.MinABI != tt.want {
+			t.Errorf("%s: MinABI = %d, want %d", tt.name, pl.MinABI, tt.want)
+		}
+	}
+}
+
+// TestPlanAtOlderABI: rights a kernel does not know are not handled (so
+// landlock_create_ruleset accepts the ruleset), and rules carry only
+// handled rights.
+func TestPlanAtOlderABI(t *testing.T) {
+	pol, err := profile.New(profile.BaseV1, profile.ReadWrite("/work/p"), profile.Waive(profile.TrustHandoff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for abi := 1; abi <= MaxABI+1; abi++ {
+		pl, err := Lower(pol, Env{ABI: abi})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range pl.Rules {
+			if r.Access&^pl.HandledFS != 0 {
+				t.Errorf("ABI %d: rule %s has unhandled rights %s", abi, r.Path, r.Access&^pl.HandledFS)
+			}
+		}
+		if abi < 5 && pl.HandledFS&FSIoctlDev != 0 || abi >= 5 && pl.HandledFS&FSIoctlDev == 0 {
+			t.Errorf("ABI %d: handled %s", abi, pl.HandledFS)
+		}
+		if abi < 6 && pl.Scopes != 0 || abi < 4 && pl.HandledNet != 0 {
+			t.Errorf("ABI %d: scopes %s, net %s", abi, pl.Scopes, pl.HandledNet)
+		}
+	}
+}
+
+func TestPlanRules(t *testing.T) {
+	pl := mustPlan(t, []profile.Option{
+		profile.Read("/data"), profile.Exec("/opt/tool"), profile.FS(profile.AccessWrite, profile.Literal, "/work/log.txt"),
+	})
+	var got []PathRule
+	for _, r := range pl.Rules {
+		if r.Layer == LayerPolicy {
+			got = append(got, r)
+		}
+	}
+	want := []PathRule{
+		{Path: "/data", Access: FSReadFile | FSReadDir, Layer: LayerPolicy},
+		{Path: "/opt/tool", Access: FSReadFile | FSReadDir | FSExecute, Layer: LayerPolicy},
+		{Path: "/work/log.txt", Access: FSReadFile | FSWriteFile | FSTruncate, Layer: LayerPolicy},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("policy rules (-want +got):\n%s", diff)
+	}
+	for _, r := range pl.Rules {
+		if r.Layer == LayerBase && (within("/home/u", r.Path) || within("/tmp", r.Path) || within("/proc", r.Path) || within("/dev/pts/0", r.Path)) {
+			t.Errorf("base rule %s covers home, /tmp, /proc or other terminals (/dev/pts)", r.Path)
+		}
+	}
+	if pl.Scopes != ScopeSignal|ScopeAbstractUnixSocket {
+		t.Errorf("scopes = %s", pl.Scopes)
+	}
+}
+
+func TestPlanTextAndJSON(t *testing.T) {
+	pl := mustPlan(t, []profile.Option{profile.Read("/data"), profile.Network(profile.NetworkLoopback, 8080)}, GapLoopback)
+	text := pl.String()
+	for _, want := range []string{
+		"Landlock ABI 7 planned, at least 6 needed",
+		"needs ABI 6: signal and abstract Unix socket scoping (process-access)",
+		"needs ABI 4: TCP port rules",
+		"path policy   /data: read_file|read_dir",
+		"path base     /usr/bin: execute|read_file|read_dir",
+		"tcp port 8080: bind_tcp|connect_tcp",
+		"seccomp clone3 -> ENOSYS",
+		"seccomp ptrace -> EPERM",
+		"ACCEPTED GAP (not enforced) network-loopback:",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("plan text lacks %q:\n%s", want, text)
+		}
+	}
+	b, err := json.Marshal(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		MinABI int `json:"min_abi"`
+		Rules  []struct {
+			Path   string   `json:"path"`
+			Access []string `json:"access"`
+			Layer  string   `json:"layer"`
+		} `json:"rules"`
+		NetRules []struct {
+			Port int `json:"port"`
+		} `json:"net_rules"`
+		Seccomp []struct {
+			Syscall, If, Errno string
+		} `json:"seccomp"`
+		Accepted []struct {
+			Gap string `json:"gap"`
+		} `json:"accepted_gaps"`
+		Lengths map[string]int `json:"seccomp_program_length"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.MinABI != 6 || len(j.NetRules) != 1 || j.NetRules[0].Port != 8080 || len(j.Accepted) != 1 || j.Accepted[0].Gap != string(GapLoopback) {
+		t.Errorf("JSON: %s", b)
+	}
+	if !slices.ContainsFunc(j.Rules, func(r struct {
+		Path   string   `json:"path"`
+		Access []string `json:"access"`
+		Layer  string   `json:"layer"`
+	}) bool {
+		return r.Path == "/data" && r.Layer == "policy" && slices.Equal(r.Access, []string{"read_file", "read_dir"})
+	}) {
+		t.Errorf("JSON rules lack /data: %s", b)
+	}
+	if j.Lengths["amd64"] < 50 || j.Lengths["arm64"] < 50 {
+		t.Errorf("program lengths %v", j.Lengths)
+	}
+	if !slices.ContainsFunc(j.Seccomp, func(s struct{ Syscall, If, Errno string }) bool {
+		return s.Syscall == "socket" && strings.Contains(s.If, "arg1&0xf != 0x1") && s.Errno == "EPERM"
+	}) {
+		t.Errorf("JSON seccomp lacks the loopback UDP rule: %s", b)
+	}
+}
+
+func TestParseGap(t *testing.T) {
+	for _, g := range Gaps() {
+		if got, err := ParseGap(string(g)); err != nil || got != g {
+			t.Errorf("ParseGap(%q) = %q, %v", g, got, err)
+		}
+	}
+	if _, err := ParseGap("nope"); err == nil {
+		t.Error("ParseGap(nope): nil error")
+	}
+}

@@ -1,0 +1,375 @@
+package linuxsandbox
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"golang.org/x/net/bpf"
+
+	"github.com/procage-go/procage/profile"
+)
+
+// seccompData lays out struct seccomp_data for x/net/bpf's VM. The VM
+// loads words big-endian (network order) while the kernel loads them in
+// host order, so each 32-bit word is written big-endian at the offset the
+// kernel reads it from: the low word of args[i] at 16+8i (little-endian
+// hosts), the high word at 20+8i.
+func seccompData(arch, nr uint32, args ...uint64) []byte {
+	b := make([]byte, 64)
+	binary.BigEndian.PutUint32(b[offNr:], nr)
+	binary.BigEndian.PutUint32(b[offArch:], arch)
+	for i, a := range args {
+		binary.BigEndian.PutUint32(b[offArgs+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(b[offArgs+8*i+4:], uint32(a>>32))
+	}
+	return b
+}
+
+func runFilter(t *testing.T, prog []bpf.RawInstruction, data []byte) uint32 {
+	t.Helper()
+	insts, ok := bpf.Disassemble(prog)
+	if !ok {
+		t.Fatal("filter does not disassemble")
+	}
+	vm, err := bpf.NewVM(insts)
+	if err != nil {
+		t.Fatalf("NewVM: %v", err)
+	}
+	out, err := vm.Run(data)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return uint32(out)
+}
+
+func mustPlan(t *testing.T, opts []profile.Option, accept ...Gap) *Plan {
+	t.Helper()
+	pol, err := profile.New(profile.BaseV1, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Lower(pol, Env{Home: "/home/u", Accept: accept})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+const (
+	allow = retAllow
+	eperm = retErrno | uint32(EPERM)
+	enosy = retErrno | uint32(ENOSYS)
+	kill  = retKillProcess
+)
+
+func TestFilterVM(t *testing.T) {
+	nonForking := mustPlan(t, nil)
+	forking := mustPlan(t, []profile.Option{profile.Fork()})
+	netOn := mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices)
+	loop := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 8080)}, GapLoopback)
+	unix := mustPlan(t, []profile.Option{profile.UnixSocket("/run/app.sock")}, GapUnixSocketPath)
+
+	type call struct {
+		name string
+		nr   string
+		args []uint64
+		want uint32
+	}
+	sock := func(dom, typ uint64) []uint64 { return []uint64{dom, typ, 0} }
+	for _, arch := range []*Arch{ArchAMD64, ArchARM64} {
+		tests := []struct {
+			plan  *Plan
+			pname string
+			calls []call
+		}{
+			{nonForking, "non-forking", []call{
+				{"read is allowed", "", nil, allow},
+				{"ptrace", "ptrace", nil, eperm},
+				{"process_vm_readv", "process_vm_readv", nil, eperm},
+				{"io_uring_setup", "io_uring_setup", nil, eperm},
+				{"clone3 gets ENOSYS", "clone3", nil, enosy},
+				{"thread clone works", "clone", []uint64{0x3d0f00}, allow}, // glibc pthread_create flags, CLONE_THREAD set
+				{"fork-like clone is denied", "clone", []uint64{0x1200011}, eperm},
+				{"fork", "fork", nil, eperm},
+				{"vfork", "vfork", nil, eperm},
+				{"setsid allowed without fork", "setsid", nil, allow},
+				{"unshare user ns", "unshare", []uint64{cloneNewUser}, eperm},
+				{"unshare time ns", "unshare", []uint64{cloneNewTime}, eperm},
+				{"unshare files is harmless", "unshare", []uint64{0x400}, allow},
+				{"thread clone with new net ns", "clone", []uint64{cloneThread | cloneNewNet}, eperm},
+				{"TIOCSTI", "ioctl", []uint64{0, tiocsti, 0}, eperm},
+				{"TIOCSTI with high garbage", "ioctl", []uint64{0, 0xffffffff00000000 | tiocsti, 0}, eperm},
+				{"TIOCLINUX", "ioctl", []uint64{0, tioclinux, 0}, eperm},
+				{"TCGETS", "ioctl", []uint64{0, 0x5401, 0}, allow},
+				{"AF_INET socket", "socket", sock(afInet, sockStream), eperm},
+				{"AF_UNIX socket", "socket", sock(afUnix, sockStream), eperm},
+				{"AF_NETLINK socket", "socket", sock(afNetlink, 3), eperm},
+				{"keyctl", "keyctl", nil, eperm},
+				{"bpf", "bpf", nil, eperm},
+				{"open_by_handle_at", "open_by_handle_at", nil, eperm},
+				{"mount", "mount", nil, eperm},
+				{"setns", "setns", nil, eperm},
+			}},
+			{forking, "forking", []call{
+				{"fork-like clone", "clone", []uint64{0x1200011}, allow},
+				{"fork", "fork", nil, allow},
+				{"setsid", "setsid", nil, eperm},
+				{"setpgid", "setpgid", []uint64{0, 0}, eperm},
+				{"clone3 still ENOSYS", "clone3", nil, enosy},
+				{"clone with new user ns", "clone", []uint64{0x1200011 | cloneNewUser}, eperm},
+			}},
+			{netOn, "network on", []call{
+				{"AF_INET", "socket", sock(afInet, 2), allow},
+				{"AF_INET6", "socket", sock(afInet6, sockStream), allow},
+				{"AF_NETLINK", "socket", sock(afNetlink, 3), allow},
+				{"AF_UNIX", "socket", sock(afUnix, sockStream), eperm},
+				{"AF_PACKET", "socket", sock(17, 3), eperm},
+			}},
+			{loop, "loopback", []call{
+				{"TCP", "socket", sock(afInet, sockStream|0x80000), allow}, // SOCK_CLOEXEC
+				{"TCP6", "socket", sock(afInet6, sockStream), allow},
+				{"UDP", "socket", sock(afInet, 2), eperm},
+				{"AF_UNIX", "socket", sock(afUnix, sockStream), eperm},
+			}},
+			{unix, "unix socket", []call{
+				{"AF_UNIX", "socket", sock(afUnix, sockStream), allow},
+				{"AF_INET", "socket", sock(afInet, sockStream), eperm},
+			}},
+		}
+		for _, tt := range tests {
+			prog, err := Filter(arch, tt.plan.Seccomp)
+			if err != nil {
+				t.Fatalf("%s %s: %v", arch.Name, tt.pname, err)
+			}
+			for _, c := range tt.calls {
+				nr := uint32(0) // read on amd64; io_setup on arm64: allowed either way
+				if c.nr != "" {
+					var ok bool
+					if nr, ok = arch.Syscall(c.nr); !ok {
+						continue // fork and vfork do not exist on arm64
+					}
+				}
+				if got := runFilter(t, prog, seccompData(arch.AuditArch, nr, c.args...)); got != c.want {
+					t.Errorf("%s %s: %s: got %#x, want %#x", arch.Name, tt.pname, c.name, got, c.want)
+				}
+			}
+			// A foreign architecture (i386 entry: AUDIT_ARCH_I386) is killed.
+			if got := runFilter(t, prog, seccompData(0x40000003, 0)); got != kill {
+				t.Errorf("%s %s: i386 arch: got %#x, want kill", arch.Name, tt.pname, got)
+			}
+			x32 := runFilter(t, prog, seccompData(arch.AuditArch, x32SyscallBit) /* x32 read */)
+			if want := uint32(allow); arch.X32 {
+				if x32 != kill {
+					t.Errorf("%s %s: x32 read: got %#x, want kill", arch.Name, tt.pname, x32)
+				}
+			} else if x32 != want {
+				t.Errorf("%s %s: number with bit 30 on arm64: got %#x, want allow", arch.Name, tt.pname, x32)
+			}
+		}
+	}
+}
+
+func TestFilterRejectsBadConds(t *testing.T) {
+	for _, r := range []SeccompRule{
+		{Syscall: "socket", Conds: []Cond{{Arg: 6, Op: OpIn, Vals: []uint32{1}}}},
+		{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: OpIn}}},
+		{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: OpMaskedNe, Mask: 1}}},
+		{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: 99}}},
+	} {
+		if _, err := Filter(ArchAMD64, []SeccompRule{r}); err == nil {
+			t.Errorf("Filter(%v) = nil error", r)
+		}
+	}
+	// A value set too long for one 8-bit jump is refused, not mis-jumped.
+	big := make([]uint32, 300)
+	for i := range big {
+		big[i] = uint32(i)
+	}
+	if _, err := Filter(ArchAMD64, []SeccompRule{{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: big}}}}); err == nil {
+		t.Error("Filter with a 300-value set: nil error")
+	}
+}
+
+func TestFilterLongInSet(t *testing.T) {
+	big := make([]uint32, 256)
+	if _, err := Filter(ArchAMD64, []SeccompRule{{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: OpIn, Vals: big}}}}); err == nil {
+		t.Error("Filter with a 256-value in-set: nil error")
+	}
+}
+
+// evalRules is the rules' meaning, written plainly: the first rule naming
+// the call whose conditions all hold gives its errno; a foreign arch or an
+// x32 number kills; anything else is allowed.
+func evalRules(arch *Arch, rules []SeccompRule, auditArch, nr uint32, args [6]uint64) uint32 {
+	if auditArch != arch.AuditArch {
+		return kill
+	}
+	if arch.X32 && nr&x32SyscallBit != 0 {
+		return kill
+	}
+	for _, r := range rules {
+		want, ok := arch.Syscall(r.Syscall)
+		if !ok || want != nr {
+			continue
+		}
+		match := true
+		for _, c := range r.Conds {
+			v := uint32(args[c.Arg])
+			var holds bool
+			switch c.Op {
+			case OpIn:
+				holds = slices.Contains(c.Vals, v)
+			case OpNotIn:
+				holds = !slices.Contains(c.Vals, v)
+			case OpMaskAny:
+				holds = v&c.Mask != 0
+			case OpMaskNone:
+				holds = v&c.Mask == 0
+			case OpMaskedNe:
+				holds = v&c.Mask != c.Vals[0]
+			}
+			if !holds {
+				match = false
+				break
+			}
+		}
+		if match {
+			return retErrno | uint32(r.Errno)
+		}
+	}
+	return allow
+}
+
+// interesting returns argument values the rules care about, so random
+// inputs hit conditions often.
+func interesting(r *rand.Rand, rules []SeccompRule) uint64 {
+	var vals []uint32
+	for _, rule := range rules {
+		for _, c := range rule.Conds {
+			vals = append(vals, c.Vals...)
+			vals = append(vals, c.Mask, c.Mask|cloneThread, c.Mask&^cloneThread)
+		}
+	}
+	switch r.IntN(4) {
+	case 0:
+		return r.Uint64()
+	case 1:
+		return uint64(r.Uint32())
+	default:
+		v := uint64(vals[r.IntN(len(vals))])
+		if r.IntN(2) == 0 {
+			v |= r.Uint64() << 32 // high garbage the kernel ignores
+		}
+		return v
+	}
+}
+
+// TestFilterMatchesRules: on 30,000 random seccomp_data per plan and
+// architecture, the assembled program answers exactly as the rules read
+// plainly (evalRules) do.
+func TestFilterMatchesRules(t *testing.T) {
+	plans := []*Plan{
+		mustPlan(t, nil),
+		mustPlan(t, []profile.Option{profile.Fork()}),
+		mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices),
+		mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 80), profile.UnixSocket("/x")}, GapLoopback, GapUnixSocketPath),
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, arch := range []*Arch{ArchAMD64, ArchARM64} {
+		var nrs []uint32
+		for _, nr := range arch.syscalls {
+			nrs = append(nrs, nr)
+		}
+		for pi, pl := range plans {
+			prog, err := Filter(arch, pl.Seccomp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			insts, _ := bpf.Disassemble(prog)
+			vm, err := bpf.NewVM(insts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 30000 {
+				audit := arch.AuditArch
+				if r.IntN(50) == 0 {
+					audit = r.Uint32()
+				}
+				nr := nrs[r.IntN(len(nrs))]
+				switch r.IntN(10) {
+				case 0:
+					nr = r.Uint32() % 500
+				case 1:
+					nr |= x32SyscallBit
+				}
+				var args [6]uint64
+				for i := range args {
+					args[i] = interesting(r, pl.Seccomp)
+				}
+				got, err := vm.Run(seccompData(audit, nr, args[:]...))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := evalRules(arch, pl.Seccomp, audit, nr, args); uint32(got) != want {
+					t.Fatalf("%s plan %d: arch %#x nr %d args %#x: program %#x, rules %#x", arch.Name, pi, audit, nr, args, uint32(got), want)
+				}
+			}
+		}
+	}
+}
+
+// FuzzFilterMatchesRules: for any seccomp_data, the forking and the
+// loopback plans' programs answer as their rules read plainly.
+func FuzzFilterMatchesRules(f *testing.F) {
+	f.Add(true, uint32(0xc000003e), uint32(56), uint64(0x1200011), uint64(0), uint64(0))
+	f.Add(false, uint32(0xc00000b7), uint32(198), uint64(2), uint64(2), uint64(0))
+	var plans []*Plan
+	for _, opt := range []profile.Option{profile.Fork(), profile.Network(profile.NetworkLoopback, 80)} {
+		pol, err := profile.New(profile.BaseV1, opt)
+		if err != nil {
+			f.Fatal(err)
+		}
+		pl, err := Lower(pol, Env{Accept: []Gap{GapLoopback}})
+		if err != nil {
+			f.Fatal(err)
+		}
+		plans = append(plans, pl)
+	}
+	type vmFor struct {
+		arch *Arch
+		plan *Plan
+		vm   *bpf.VM
+	}
+	var vms []vmFor
+	for _, arch := range []*Arch{ArchAMD64, ArchARM64} {
+		for _, pl := range plans {
+			prog, err := Filter(arch, pl.Seccomp)
+			if err != nil {
+				f.Fatal(err)
+			}
+			insts, _ := bpf.Disassemble(prog)
+			vm, err := bpf.NewVM(insts)
+			if err != nil {
+				f.Fatal(err)
+			}
+			vms = append(vms, vmFor{arch, pl, vm})
+		}
+	}
+	f.Fuzz(func(t *testing.T, loop bool, audit, nr uint32, a0, a1, a2 uint64) {
+		for _, v := range vms {
+			if (v.plan == plans[1]) != loop {
+				continue
+			}
+			args := [6]uint64{a0, a1, a2}
+			got, err := v.vm.Run(seccompData(audit, nr, args[:]...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := evalRules(v.arch, v.plan.Seccomp, audit, nr, args); uint32(got) != want {
+				t.Fatalf("%s: arch %#x nr %d args %#x: program %#x, rules %#x", v.arch.Name, audit, nr, args, uint32(got), want)
+			}
+		}
+	})
+}

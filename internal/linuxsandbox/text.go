@@ -1,0 +1,122 @@
+package linuxsandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// String renders the plan for people: the Landlock ruleset (each path with
+// its rights and layer), the network rules and scopes, the seccomp rules,
+// the minimum ABI and the accepted gaps.
+func (pl *Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Linux plan: Landlock ABI %d planned, at least %d needed\n", pl.ABI, pl.MinABI)
+	for _, n := range pl.needs {
+		fmt.Fprintf(&b, "needs ABI %d: %s\n", n.abi, n.what)
+	}
+	fmt.Fprintf(&b, "landlock handled fs: %s\n", pl.HandledFS)
+	fmt.Fprintf(&b, "landlock handled net: %s\n", pl.HandledNet)
+	fmt.Fprintf(&b, "landlock scopes: %s\n", pl.Scopes)
+	for _, r := range pl.Rules {
+		fmt.Fprintf(&b, "path %-8s %s: %s\n", r.Layer, r.Path, r.Access)
+	}
+	for _, r := range pl.NetRules {
+		fmt.Fprintf(&b, "tcp port %d: %s\n", r.Port, r.Access)
+	}
+	fmt.Fprintf(&b, "network: %s\n", pl.Network)
+	for _, r := range pl.Seccomp {
+		fmt.Fprintf(&b, "seccomp %s  # %s\n", r, r.Why)
+	}
+	b.WriteString("seccomp: other architectures and x32 numbers kill the process; every other call is allowed\n")
+	for _, g := range pl.Accepted {
+		fmt.Fprintf(&b, "ACCEPTED GAP (not enforced) %s\n", g)
+	}
+	return b.String()
+}
+
+// planJSON is the JSON shape: rights as lists of names.
+type planJSON struct {
+	ABI        int            `json:"abi"`
+	MinABI     int            `json:"min_abi"`
+	Needs      []string       `json:"min_abi_for"`
+	HandledFS  []string       `json:"handled_fs"`
+	HandledNet []string       `json:"handled_net"`
+	Scopes     []string       `json:"scopes"`
+	Rules      []ruleJSON     `json:"rules"`
+	NetRules   []netRuleJSON  `json:"net_rules"`
+	Network    string         `json:"network"`
+	Forking    bool           `json:"forking"`
+	Seccomp    []seccompJSON  `json:"seccomp"`
+	Accepted   []gapPartJSON  `json:"accepted_gaps"`
+	Arches     map[string]int `json:"seccomp_program_length"`
+}
+
+type ruleJSON struct {
+	Path   string   `json:"path"`
+	Access []string `json:"access"`
+	Layer  Layer    `json:"layer"`
+	Why    string   `json:"why,omitempty"`
+}
+
+type netRuleJSON struct {
+	Port   uint16   `json:"port"`
+	Access []string `json:"access"`
+}
+
+type seccompJSON struct {
+	Syscall string `json:"syscall"`
+	If      string `json:"if,omitempty"`
+	Errno   string `json:"errno"`
+	Why     string `json:"why"`
+}
+
+type gapPartJSON struct {
+	Gap    Gap    `json:"gap"`
+	Detail string `json:"detail"`
+}
+
+func names(s fmt.Stringer) []string {
+	v := s.String()
+	if v == "none" {
+		return []string{}
+	}
+	return strings.Split(v, "|")
+}
+
+// MarshalJSON writes the plan for tools (procage plan --json).
+func (pl *Plan) MarshalJSON() ([]byte, error) {
+	j := planJSON{
+		ABI: pl.ABI, MinABI: pl.MinABI,
+		HandledFS: names(pl.HandledFS), HandledNet: names(pl.HandledNet), Scopes: names(pl.Scopes),
+		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{},
+		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Needs: []string{},
+	}
+	for _, n := range pl.needs {
+		j.Needs = append(j.Needs, fmt.Sprintf("ABI %d: %s", n.abi, n.what))
+	}
+	for _, r := range pl.Rules {
+		j.Rules = append(j.Rules, ruleJSON{Path: r.Path, Access: names(r.Access), Layer: r.Layer, Why: r.Why})
+	}
+	for _, r := range pl.NetRules {
+		j.NetRules = append(j.NetRules, netRuleJSON{Port: r.Port, Access: names(r.Access)})
+	}
+	for _, r := range pl.Seccomp {
+		var cs []string
+		for _, c := range r.Conds {
+			cs = append(cs, c.String())
+		}
+		j.Seccomp = append(j.Seccomp, seccompJSON{Syscall: r.Syscall, If: strings.Join(cs, " && "), Errno: r.Errno.String(), Why: r.Why})
+	}
+	for _, g := range pl.Accepted {
+		j.Accepted = append(j.Accepted, gapPartJSON(g))
+	}
+	for _, a := range []*Arch{ArchAMD64, ArchARM64} {
+		prog, err := Filter(a, pl.Seccomp)
+		if err != nil {
+			return nil, err
+		}
+		j.Arches[a.Name] = len(prog)
+	}
+	return json.Marshal(j)
+}
