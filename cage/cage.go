@@ -11,6 +11,7 @@ import (
 
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sbpl"
 )
 
 // Rewrite records one step from a policy path as written to the spelling
@@ -22,15 +23,16 @@ type Rewrite = pathresolve.Rewrite
 // that backend, made ready to spawn. It is safe for concurrent use and can
 // start any number of processes.
 type Cage struct {
-	policy   profile.Policy
-	cfg      config
-	resolver *pathresolve.Resolver
-	home     string
-	zdotdir  string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
-	trees    []pathresolve.Tree // the policy's subpath trees, kernel spelling
-	rewrites []Rewrite
-	planned  planned
-	be       backend
+	policy    profile.Policy
+	cfg       config
+	resolver  *pathresolve.Resolver
+	home      string
+	zdotdir   string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
+	xdgConfig string             // $XDG_CONFIG_HOME, kernel spelling; "" = unset
+	trees     []pathresolve.Tree // the policy's subpath trees, kernel spelling
+	rewrites  []Rewrite
+	planned   planned
+	be        backend
 
 	// Only during New.
 	resolvedMap map[string]string
@@ -96,11 +98,12 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		return nil, err
 	}
 	env := profile.Env{
-		Resolved: c.resolvedMap,
-		Links:    c.links,
-		Home:     c.home,
-		ZDotDir:  c.zdotdir,
-		Limit:    cfg.effectiveLimit(),
+		Resolved:      c.resolvedMap,
+		Links:         c.links,
+		Home:          c.home,
+		ZDotDir:       c.zdotdir,
+		XDGConfigHome: c.xdgConfig,
+		Limit:         cfg.effectiveLimit(),
 	}
 	c.resolvedMap, c.links = nil, nil
 	switch cfg.backend {
@@ -181,14 +184,12 @@ func (c *Cage) resolve() error {
 	inputs := append(c.policy.Paths(), home)
 	// zsh reads its startup files from $ZDOTDIR; the user's later shells
 	// see the caller's value.
-	zdot := os.Getenv("ZDOTDIR")
-	if zdot != "" {
-		zdot = path.Clean(zdot)
-	}
-	if pathresolve.CheckAbs(zdot) != nil {
-		zdot = ""
-	} else {
-		inputs = append(inputs, zdot)
+	// Likewise git reads $XDG_CONFIG_HOME/git/config.
+	zdot, xdg := envDir("ZDOTDIR"), envDir("XDG_CONFIG_HOME")
+	for _, d := range []string{zdot, xdg} {
+		if d != "" {
+			inputs = append(inputs, d)
+		}
 	}
 	for _, p := range inputs {
 		if _, done := c.resolvedMap[p]; done {
@@ -213,6 +214,9 @@ func (c *Cage) resolve() error {
 		if p == zdot {
 			c.zdotdir = res.Path
 		}
+		if p == xdg {
+			c.xdgConfig = res.Path
+		}
 	}
 	for l := range links {
 		c.links = append(c.links, l)
@@ -228,6 +232,7 @@ func (c *Cage) resolve() error {
 			c.trees = append(c.trees, pathresolve.Tree{Path: c.resolvedMap[r.Path], Writable: write})
 		}
 	}
+	c.trees = append(c.trees, seatbeltTrees(c.policy.SeatbeltRules(), c.resolvedMap, written)...)
 	for _, p := range c.policy.UnixSockets() {
 		written[p] = true // bound and connected to
 	}
@@ -300,3 +305,60 @@ func newMarker() string {
 // siblingName shares the prefix but is no run's marker: a run's processes
 // deny it while allowing their marker.
 func siblingName() string { return runPrefix + "sibling" }
+
+// seatbeltTrees returns the trees the Seatbelt layer's allows grant, and
+// marks in written each path an allow lets the child write: a child plants
+// a link in such a tree as in a policy tree. A prefix counts as the tree of
+// its directory (it also matches siblings sharing the prefix); a regex names
+// no tree and is not counted.
+func seatbeltTrees(rules []sbpl.Rule, resolved map[string]string, written map[string]bool) []pathresolve.Tree {
+	var trees []pathresolve.Tree
+	for _, r := range rules {
+		if r.Effect != sbpl.Allow {
+			continue
+		}
+		write := slices.ContainsFunc(r.Ops, func(op string) bool { return op != "default" && sbpl.Covers(op, "file-write-create") })
+		var walk func(f *sbpl.Filter)
+		walk = func(f *sbpl.Filter) {
+			for _, a := range f.Args {
+				switch v := a.(type) {
+				case *sbpl.Filter:
+					walk(v)
+				case sbpl.Str:
+					if !sbpl.IsPathFilter(f.Name) {
+						continue
+					}
+					arg := string(v)
+					written[arg] = written[arg] || write
+					res, ok := resolved[arg]
+					switch {
+					case !ok:
+					case f.Name == "subpath":
+						trees = append(trees, pathresolve.Tree{Path: res, Writable: write})
+					case f.Name == "prefix" || f.Name == "path-prefix":
+						trees = append(trees, pathresolve.Tree{Path: path.Dir(res), Writable: write})
+					}
+				}
+			}
+		}
+		for _, f := range r.Filters {
+			walk(f)
+		}
+	}
+	return trees
+}
+
+// envDir returns the caller's environment variable name as a clean
+// absolute path, or "" when it is unset or not absolute (the user's later
+// shells and git see the caller's value).
+func envDir(name string) string {
+	d := os.Getenv(name)
+	if d == "" {
+		return ""
+	}
+	d = path.Clean(d)
+	if pathresolve.CheckAbs(d) != nil {
+		return ""
+	}
+	return d
+}

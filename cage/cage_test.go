@@ -659,3 +659,76 @@ func TestPlantedLinkRefused(t *testing.T) {
 		t.Error("AcceptLink with a relative path was accepted")
 	}
 }
+
+// Red team of issue 12: a tree the Seatbelt layer lets the child write is a
+// tree a child could plant a link in, like a policy tree.
+func TestPlantedLinkInSeatbeltTree(t *testing.T) {
+	const home = pathresolvetest.Home
+	fsys := simFS(t)
+	for _, d := range []string{home + "/project", home + "/tmpl", "/Volumes/ext/data"} {
+		if err := fsys.MkdirAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fsys.Symlink("/Volumes/ext/data", home+"/project/data"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.Symlink("/Volumes/ext/data", home+"/tmpl/data"); err != nil {
+		t.Fatal(err)
+	}
+	opts := []cage.Option{
+		cage.WithFS(fsys, fsys.Firmlinks()), cage.WithHome(home),
+		cage.WithSandboxCheck(func() (bool, error) { return false, nil }), cage.WithCompiler(&countingCompiler{}),
+	}
+	for _, tc := range []struct {
+		name, rules string
+	}{
+		{"subpath", `(allow file-read* file-write* (subpath "` + home + `/project"))
+(allow file-read* (subpath "` + home + `/project/data"))`},
+		{"nested subpath, concrete write", `(allow file-write-create (require-any (subpath "` + home + `/project")))
+(allow file-read* (literal "` + home + `/project/data"))`},
+		{"prefix", `(allow file-write* (prefix "` + home + `/proj"))
+(allow file-read* (subpath "` + home + `/project/data"))`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := cage.New(mustPolicy(t, profile.Seatbelt(tc.rules)), opts...)
+			var le *cage.LinkError
+			if !errors.As(err, &le) || le.Link != home+"/project/data" || !le.Writable {
+				t.Errorf("New = %v, want a *LinkError naming the link in a writable tree", err)
+			}
+		})
+	}
+	// A read-only Seatbelt tree holding a link that leads out is refused
+	// too, and a tree nothing grants still passes.
+	_, err := cage.New(mustPolicy(t, profile.Seatbelt(`(allow file-read* (subpath "`+home+`/tmpl"))
+(allow file-read* (subpath "`+home+`/tmpl/data"))`)), opts...)
+	var le *cage.LinkError
+	if !errors.As(err, &le) || le.Writable {
+		t.Errorf("read-only Seatbelt tree: New = %v, want a *LinkError (not writable)", err)
+	}
+	if _, err := cage.New(mustPolicy(t, profile.Seatbelt(`(allow file-read* (subpath "`+home+`/tmpl/data"))`)), opts...); err != nil {
+		t.Errorf("a link outside every tree: New = %v, want it accepted", err)
+	}
+}
+
+// The trust-handoff class protects git's and the shells' configuration in
+// the caller's $XDG_CONFIG_HOME, in kernel spelling.
+func TestXDGConfigHomeProtected(t *testing.T) {
+	t.Setenv("ZDOTDIR", "")
+	t.Setenv("XDG_CONFIG_HOME", "/tmp/xdg/")
+	c, err := cage.New(mustPolicy(t, profile.ReadWrite("/tmp")), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `(subpath "/private/tmp/xdg/git")`; !strings.Contains(c.Plan(), want) {
+		t.Errorf("plan lacks %s", want)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "relative")
+	c, err = cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
+	if err != nil {
+		t.Fatalf("a relative XDG_CONFIG_HOME: %v", err)
+	}
+	if strings.Contains(c.Plan(), "relative") {
+		t.Error("a relative XDG_CONFIG_HOME reached the plan")
+	}
+}

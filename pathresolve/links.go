@@ -53,7 +53,10 @@ func (e *LinkError) Is(target error) bool { return target == ErrSuspectLink }
 // link that leads to its own ancestor (or itself). A link for which accepted
 // returns true (nil accepts none) is the caller's explicit choice and is
 // not checked. Paths are compared case-insensitively, as Seatbelt and the
-// default macOS volume compare them.
+// default macOS volume compare them; a component with a non-ASCII letter
+// is taken to be possibly any other such component when placing the link
+// in a tree (so a link under a sibling with such a name may be refused:
+// accept it by name).
 //
 // A link outside every tree that leads elsewhere (a symlinked home, the
 // /tmp and /var links, a redirected ~/Documents) passes: nothing in the
@@ -70,13 +73,15 @@ func CheckLinks(res Result, write bool, trees []Tree, accepted func(link string)
 		fail := func(t Tree) error {
 			return &LinkError{Path: res.Input, Link: link, Resolved: res.Path, Tree: t.Path, Writable: t.Writable}
 		}
-		if target, ok := linkTarget(rw, link); ok && within(link, target) {
+		if target, ok := linkTarget(rw, link); ok && mayBeWithin(link, target) {
 			return &LinkError{Path: res.Input, Link: link, Resolved: res.Path}
 		}
-		// A writable tree first, so the error names the worst case.
+		// A writable tree first, so the error names the worst case. Each
+		// test errs towards refusing: the link may be in the tree, the
+		// result is in it only if spelled alike.
 		for _, w := range []bool{true, false} {
 			for _, t := range trees {
-				if t.Writable == w && link != t.Path && within(link, t.Path) && (!within(res.Path, t.Path) || write && !t.Writable) {
+				if t.Writable == w && link != t.Path && mayBeWithin(link, t.Path) && (!within(res.Path, t.Path) || write && !t.Writable) {
 					return fail(t)
 				}
 			}
@@ -107,4 +112,34 @@ func linkTarget(rw Rewrite, link string) (string, bool) {
 func within(p, root string) bool {
 	p, root = strings.ToLower(p), strings.ToLower(root)
 	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
+}
+
+// mayBeWithin is within where a component with a non-ASCII letter may
+// equal any other such component: the resolver keeps the caller's
+// spelling, and Seatbelt and APFS take an NFC and an NFD name for the same
+// one (café typed, café listed from disk), which the package cannot fold
+// without Unicode tables. It errs towards "within".
+func mayBeWithin(p, root string) bool {
+	if root == "/" {
+		return true
+	}
+	pc, rc := strings.Split(p, "/"), strings.Split(root, "/")
+	if len(pc) < len(rc) {
+		return false
+	}
+	for i, c := range rc {
+		if !strings.EqualFold(c, pc[i]) && !(nonASCII(c) && nonASCII(pc[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
 }

@@ -84,3 +84,35 @@ func TestCheckLinks(t *testing.T) {
 		})
 	}
 }
+
+// Red team of issue 12: the tree and the link may be spelled in another
+// Unicode normalization or case (a path typed in NFC, another listed from
+// disk in NFD, a Kelvin sign for k); Seatbelt and APFS take them for the
+// same directory, so the link is inside the tree and must be refused.
+func TestCheckLinksSpelling(t *testing.T) {
+	const home = "/Users/me"
+	fsys, r := newMac(t)
+	nfc, nfd := home+"/caf\u00e9", home+"/cafe\u0301"
+	must(t, fsys.MkdirAll(nfd+"/build"))
+	must(t, fsys.MkdirAll(home+"/work/build"))
+	must(t, fsys.MkdirAll("/Volumes/ext/data"))
+	must(t, fsys.Symlink("/Volumes/ext/data", nfd+"/build/keys"))
+	must(t, fsys.Symlink("/Volumes/ext/data", home+"/work/build/keys"))
+	cases := []struct{ tree, path string }{
+		{nfc, nfd + "/build/keys"},
+		{nfd, nfc + "/build/keys"},
+		{home + "/CAF\u00c9", nfd + "/build/keys"},
+		{home + "/work", home + "/wor\u212a/build/keys"},
+		{home + "/wor\u212a", home + "/work/build/keys"},
+	}
+	for _, tc := range cases {
+		tree, err := r.Resolve(tc.tree)
+		must(t, err)
+		res, err := r.Resolve(tc.path)
+		must(t, err)
+		err = pathresolve.CheckLinks(res, false, []pathresolve.Tree{{Path: tree.Path, Writable: true}}, nil)
+		if !errors.Is(err, pathresolve.ErrSuspectLink) {
+			t.Errorf("tree %+q, path %+q: CheckLinks = %v, want a *LinkError", tc.tree, tc.path, err)
+		}
+	}
+}

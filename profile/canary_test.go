@@ -34,7 +34,8 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 (allow sysctl-read)
 (allow mach-lookup (global-name-prefix "com.apple."))
 (allow lsopen job-creation iokit-open-user-client pseudo-tty file-mount file-unmount)
-(allow file-ioctl (subpath "/dev"))`),
+(allow file-ioctl (subpath "/dev"))
+(allow user-preference-write)`),
 	}, opts...)
 	p, err := profile.New(profile.BaseV1, all...)
 	if err != nil {
@@ -322,6 +323,10 @@ func TestCanaryMoreServiceManager(t *testing.T) {
 		{"job creation", sim.Access{Op: "job-creation"}},
 		{"iokit user client", sim.Access{Op: "iokit-open-user-client", Name: "IOHIDParamUserClient"}},
 		{"pseudo-tty", sim.Access{Op: "pseudo-tty"}},
+		// Red team of issue 12: Disk Arbitration mounts for the child
+		// (hdiutil attach -mountpoint over ~/Library/LaunchAgents): the
+		// class's file-mount deny covers only the child's own mount(2).
+		{"disk arbitration", sim.Access{Op: "mach-lookup", Name: "com.apple.DiskArbitration.diskarbitrationd"}},
 	})
 }
 
@@ -329,7 +334,19 @@ func TestCanaryProcessList(t *testing.T) {
 	runCanaries(t, profile.ProcessAccess, []canary{
 		{"kern.proc.all", sim.Access{Op: "sysctl-read", Name: "kern.proc.all"}},
 		{"kern.proc.uid", sim.Access{Op: "sysctl-read", Name: "kern.proc.uid.501"}},
+		// Red team of issue 12: xnu's kern.proc node also lists by process
+		// group and login context (bsd/kern/kern_sysctl.c, KERN_PROC_PGRP,
+		// KERN_PROC_LCID); walking the group ids lists every process.
+		{"kern.proc.pgrp", sim.Access{Op: "sysctl-read", Name: "kern.proc.pgrp.1"}},
+		{"kern.proc.lcid", sim.Access{Op: "sysctl-read", Name: "kern.proc.lcid.0"}},
 	})
+	// Open (R-25): kern.proc.pid.N for another pid gives that process's
+	// kinfo_proc, and a walk over pids lists them all. A sysctl name carries
+	// no target, and denying the prefix would also deny a process's query of
+	// itself (the common debugger check), so it stays allowed.
+	if d := decide(t, broad(t), sim.Access{Op: "sysctl-read", Name: "kern.proc.pid.1"}); !d.Allowed {
+		t.Errorf("kern.proc.pid.1: %s; the open item is closed, update R-25 and this test", d)
+	}
 }
 
 // An accepted (allow default) reopens nothing the classes close (issue 12
@@ -442,6 +459,13 @@ func TestCanaryStrayExtension(t *testing.T) {
 	if d := decide(t, p, a); !d.Allowed || d.Layer != profile.LayerHeader {
 		t.Errorf("%s: %s; the threat model records that a stray token is honoured by the header", a, d)
 	}
+	// Red team of issue 12: so does a stray read-write token on another
+	// terminal, since the class's terminal exception is the spawn's own
+	// grant, an extension of the same public class (R-40, R-44).
+	a = sim.Access{Op: "file-read-data", Path: "/dev/ttys004", Extensions: rw}
+	if d := decide(t, p, a); !d.Allowed {
+		t.Errorf("%s: %s; the open item is closed, update R-44 and this test", a, d)
+	}
 }
 
 // Local services (issue 12 item 4): debugger inspectors (9229), Docker
@@ -547,4 +571,381 @@ func TestCanaryOtherTerminalsUnderDevGrant(t *testing.T) {
 	if d := decide(t, p, own); !d.Allowed {
 		t.Errorf("%s with the spawn's grant: %s", own, d)
 	}
+}
+
+// Red team of issue 12: a planted bare repository. Git's discovery takes a
+// directory holding HEAD, objects/ and refs/ for a bare repository and obeys
+// its config (git setup.c, is_git_directory); in a subdirectory that happens
+// before the worktree's .git is looked at, and at the worktree root once the
+// (carved-out, writable) .git/HEAD no longer validates, so the child need
+// not touch a protected file to hijack every git command in the project.
+// HEAD is the one name every git directory has, so it may only be written
+// where the .git carve-out allows it. TestGitRoutesRunPayloads runs it.
+func TestCanaryBareRepository(t *testing.T) {
+	repo := home + "/src/repo"
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"HEAD at the worktree root", sim.Access{Op: "file-write-create", Path: repo + "/HEAD"}},
+		{"HEAD in a subdirectory", sim.Access{Op: "file-write-create", Path: repo + "/sub/HEAD"}},
+		{"HEAD case variant", sim.Access{Op: "file-write-create", Path: repo + "/head"}},
+		{"HEAD of a repo named x.git", sim.Access{Op: "file-write-create", Path: repo + "/x.git/HEAD"}},
+		{"HEAD in a nested .git", sim.Access{Op: "file-write-create", Path: repo + "/.git/hooks/HEAD"}},
+	})
+	// Git's own HEADs stay writable, and so do names that merely end in HEAD.
+	for _, p := range []string{
+		repo + "/.git/HEAD", repo + "/.git/HEAD.lock", repo + "/.git/refs/remotes/origin/HEAD",
+		repo + "/.git/logs/refs/remotes/origin/HEAD", repo + "/.git/modules/sub/HEAD", repo + "/.git/worktrees/wt/HEAD",
+		repo + "/AHEAD", repo + "/HEAD.md", repo + "/headers/x.h",
+	} {
+		a := sim.Access{Op: "file-write-create", Path: p}
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%s: denied (%s); only a bare repository's HEAD is refused", a, d)
+		}
+	}
+}
+
+// Red team of issue 12, open item (R-31): HFS+ (Mac OS Extended, not APFS)
+// ignores zero-width code points in names, so .g<U+200C>it names the same
+// directory as .git there (git's own checks fold them: git utf8.c,
+// is_hfs_dotgit). The class's regex sees only the name as spelled; whether
+// Seatbelt checks the typed or the on-disk name is unmeasured. This asserts
+// the gap as it stands: the spelled variant is not denied.
+func TestCanaryHFSIgnorable(t *testing.T) {
+	repo := home + "/src/repo"
+	for _, p := range []string{repo + "/.g\u200cit/config", repo + "/.git\u200d/hooks/pre-commit", repo + "/\ufeff.git/config"} {
+		a := sim.Access{Op: "file-write-data", Path: p}
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%+q: %s; the open item is closed, update R-31 and this test", p, d)
+		}
+	}
+}
+
+// Red team of issue 12: a filtered Seatbelt-layer allow of an operation a
+// class denies without a filter. The class wins in the simulator (the
+// later rule), but on the kernel only if Seatbelt does not rank a filtered
+// allow above an unfiltered deny, which is unmeasured; no rule may depend
+// on that, so such an allow is refused unless the class is waived.
+func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
+	cases := []struct {
+		rule  string
+		class profile.Class
+	}{
+		{`(allow pseudo-tty (literal "/dev/ptmx"))`, profile.ServiceManager},
+		{`(allow appleevent-send (appleevent-destination "com.apple.Terminal"))`, profile.ServiceManager},
+		{`(allow lsopen (require-not (literal "/x")))`, profile.ServiceManager},
+		{`(allow job-creation (literal "/x"))`, profile.ServiceManager},
+	}
+	for _, tc := range cases {
+		_, err := profile.New(profile.BaseV1, profile.Seatbelt(tc.rule))
+		if !errors.Is(err, profile.ErrClassAllow) {
+			t.Errorf("New(Seatbelt(%s)) = %v, want ErrClassAllow", tc.rule, err)
+		}
+		if _, err := profile.New(profile.BaseV1, profile.Seatbelt(tc.rule), profile.Waive(tc.class)); err != nil {
+			t.Errorf("New(Seatbelt(%s), Waive(%s)) = %v, want the allow accepted", tc.rule, tc.class, err)
+		}
+	}
+	// Unfiltered allows stay accepted: the class's deny has the same shape
+	// and comes later, so it wins (broad's rules include them).
+	for _, op := range []string{"pseudo-tty", "lsopen", "job-creation", "iokit-open-user-client", "appleevent-send", "file-write-setugid"} {
+		a := sim.Access{Op: op}
+		if op == "file-write-setugid" {
+			a.Path = home + "/bin/tool"
+		}
+		if d := decide(t, broad(t, profile.Seatbelt("(allow "+op+")")), a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s after (allow %s): %s, want denied by a class", op, op, d)
+		}
+	}
+	// A class's file deny is lowered with (subpath "/") (filterDenies), so
+	// it beats a filtered allow of the same operation under every reading
+	// of Seatbelt: accepted, and still denied.
+	p, err := profile.New(profile.BaseV1, profile.Seatbelt(`(allow (with report) file-write-setugid file-write-data (subpath "/Users/alice"))`))
+	if err != nil {
+		t.Fatalf("a filtered setugid allow: %v", err)
+	}
+	if d := decide(t, p, sim.Access{Op: "file-write-setugid", Path: home + "/bin/tool"}); d.Allowed || d.Layer != profile.LayerHardDeny {
+		t.Errorf("setugid after a filtered allow: %s, want denied by the process-access class", d)
+	}
+}
+
+// Red team of issue 12, open item (R-42): with the network on, connect()
+// to the unspecified address reaches the local host: xnu replaces a
+// destination of INADDR_ANY with the primary local address, the loopback
+// one (bsd/netinet/in_pcb.c, in_pcbladdr), and the IPv6 unspecified address
+// likewise [inferred]. A remote filter names only * or localhost, so the
+// profile cannot name 0.0.0.0 or ::; whether Seatbelt's localhost covers
+// them is unmeasured. This asserts the gap as the simulator sees it: the
+// debugger port is refused on localhost and reachable through 0.0.0.0.
+func TestCanaryUnspecifiedAddress(t *testing.T) {
+	p, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkOn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: "127.0.0.1:9229"}); d.Allowed {
+		t.Errorf("127.0.0.1:9229: %s, want denied (R-42)", d)
+	}
+	for _, addr := range []string{"0.0.0.0:9229", "[::]:9229"} {
+		if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: addr}); !d.Allowed {
+			t.Errorf("%s: %s; the open item is closed, update R-42 and this test", addr, d)
+		}
+	}
+}
+
+// Red team of issue 12: zsh files that run code besides the startup files
+// themselves. zsh uses a startup file's compiled form, file.zwc, when it is
+// newer (zsh(1), STARTUP/SHUTDOWN FILES); compinit sources its dump file,
+// .zcompdump (oh-my-zsh: .zcompdump-<host>-<version>), from $ZDOTDIR or
+// the home directory (zshcompsys(1)); Apple's /etc/zshrc_Apple_Terminal and
+// /etc/bashrc_Apple_Terminal source the saved session file from
+// .zsh_sessions and .bash_sessions when Terminal restores a window.
+func TestCanaryShellCompiledAndSessions(t *testing.T) {
+	const zdot = home + "/dotfiles/zsh"
+	files := []string{
+		home + "/.zshrc.zwc", home + "/.zshenv.zwc", home + "/.ZPROFILE.zwc",
+		home + "/.zcompdump", home + "/.zcompdump-mac-5.9", home + "/.zcompdump.zwc",
+		home + "/.zsh_sessions/ABC.session", home + "/.bash_sessions/ABC.session",
+		zdot + "/.zshrc.zwc", zdot + "/.zcompdump", zdot + "/.zsh_sessions/ABC.session",
+	}
+	for _, waive := range []bool{false, true} {
+		q := broad(t)
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			a := sim.Access{Op: "file-write-create", Path: f}
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("trust-handoff waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+	// Names that merely start alike stay writable.
+	for _, f := range []string{home + "/.zshrc.bak", home + "/.zcompdumpster/x", home + "/.zsh_history"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: f}); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", f, d)
+		}
+	}
+}
+
+// Red team of issue 12: clonefile(2) creates its destination, and which
+// operation Seatbelt checks there (file-clone, a create, or both) is
+// unmeasured; the secrets class denies file-clone, the trust-handoff class
+// must too, or a caller's file-clone allow reopens .git and the startup
+// files.
+func TestCanaryCloneOntoHandoff(t *testing.T) {
+	p := broad(t, profile.Seatbelt(`(allow file-clone (subpath "`+home+`"))`))
+	for _, f := range []string{home + "/src/repo/.git/hooks/pre-commit", home + "/src/repo/HEAD", home + "/.zshenv", home + "/Library/LaunchAgents/x.plist"} {
+		a := sim.Access{Op: "file-clone", Path: f}
+		if d := decide(t, p, a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
+		}
+	}
+	// Which path Seatbelt checks file-clone on is unmeasured (a check of
+	// the source alone would let a clone land on a handoff file), so while
+	// a class that names it is in force every clone is denied, git's data
+	// included; with those classes waived the caller's allow stands.
+	data := sim.Access{Op: "file-clone", Path: home + "/src/repo/.git/objects/ab/cd", Source: "/private/tmp/y/x"}
+	if d := decide(t, p, data); d.Allowed || d.Layer != profile.LayerHardDeny {
+		t.Errorf("clone into git's data: %s, want denied by the total clone deny", d)
+	}
+	w := broad(t, profile.Seatbelt(`(allow file-clone (subpath "`+home+`") (subpath "/private/tmp/y"))`), profile.Waive(profile.TrustHandoff, profile.Secrets))
+	if d := decide(t, w, data); !d.Allowed {
+		t.Errorf("clone into git's data with the classes waived: %s, want allowed", d)
+	}
+}
+
+// Red team of issue 12, open item (R-34): a Unix socket the policy allows
+// inside a tree the child writes can be replaced, after the cage resolved
+// it, by a link to a container engine's socket. The class denies connect()
+// to the engines' socket paths and their files; whether Seatbelt matches
+// connect() against the path as given or the socket it resolves to is
+// unmeasured. This asserts what the profile says: the allowed path is
+// reachable, the engine's path is not.
+func TestCanarySocketSwap(t *testing.T) {
+	const sock = home + "/proj/run/app.sock"
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(home+"/proj"), profile.UnixSocket(sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: sock}); !d.Allowed {
+		t.Errorf("connect %s: %s, want allowed", sock, d)
+	}
+	if d := decide(t, p, sim.Access{Op: "file-write-create", Path: sock}); !d.Allowed {
+		t.Errorf("replace %s: %s; the open item is closed, update R-34 and this test", sock, d)
+	}
+	if d := decide(t, p, sim.Access{Op: "network-outbound", Addr: home + "/.docker/run/docker.sock"}); d.Allowed {
+		t.Errorf("connect to Docker's socket: %s, want denied", d)
+	}
+}
+
+// Red team of issue 12: git configuration outside the listed files. A
+// user's ~/.gitconfig commonly includes ~/.gitconfig.local or
+// ~/.gitconfig-work (include.path, includeIf; git-config(1), INCLUDES), and
+// with $XDG_CONFIG_HOME set git reads $XDG_CONFIG_HOME/git/config instead
+// of ~/.config/git/config (git-config(1), FILES); either can set
+// core.fsmonitor or core.hooksPath for every repository.
+func TestCanaryGitUserConfig(t *testing.T) {
+	const xdg = home + "/dotfiles/config"
+	files := []string{
+		home + "/.gitconfig.local", home + "/.gitconfig-work", home + "/.GITCONFIG.inc",
+		xdg + "/git/config", xdg + "/git/attributes", xdg + "/fish/config.fish", xdg + "/zsh/.zshrc",
+	}
+	for _, waive := range []bool{false, true} {
+		q := broad(t)
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, XDGConfigHome: xdg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			a := sim.Access{Op: "file-write-create", Path: f}
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("trust-handoff waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+	for _, f := range []string{home + "/.gitconfig.d/x", home + "/gitconfig", xdg + "/nvim/init.lua"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: f}); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", f, d)
+		}
+	}
+}
+
+// Red team of issue 12: the carve-out lets the child build, inside
+// .git/objects (or refs, logs, lfs), a directory holding a .git or a bare
+// repository's HEAD (the names the class refuses everywhere else), then
+// rename that directory into the worktree (mv .git/objects/t src): a
+// rename is checked on its source and destination, not on what the
+// directory carries. No directory inside a .git may be moved or removed.
+// TestGitRoutesRunPayloads runs the route with real git.
+func TestCanaryGitDirCarriedOut(t *testing.T) {
+	repo := home + "/src/repo"
+	for _, p := range []string{repo + "/.git/objects/t", repo + "/.git/refs/x", repo + "/.git/logs/refs", repo + "/.git/modules/sub/objects/t", repo + "/.GIT/LFS/t"} {
+		a := sim.Access{Op: "file-write-unlink", Path: p, VnodeType: "DIRECTORY"}
+		if d := decide(t, broad(t), a); d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("move directory %s out: %s, want denied by the trust-handoff class", p, d)
+		}
+		if w := decide(t, broad(t, profile.Waive(profile.TrustHandoff)), a); !w.Allowed {
+			t.Errorf("%s: denied with trust-handoff waived (%s)", a, w)
+		}
+	}
+	// Git's files there stay removable and renamable (lock to final,
+	// packing loose objects), and directories outside .git movable.
+	for _, a := range []sim.Access{
+		{Op: "file-write-unlink", Path: repo + "/.git/objects/ab/cdef", VnodeType: "REGULAR-FILE"},
+		{Op: "file-write-unlink", Path: repo + "/.git/refs/heads/main.lock", VnodeType: "REGULAR-FILE"},
+		{Op: "file-write-create", Path: repo + "/.git/objects/t/.git/HEAD"},
+		{Op: "file-write-unlink", Path: repo + "/src", VnodeType: "DIRECTORY"},
+	} {
+		if d := decide(t, broad(t), a); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", a, d)
+		}
+	}
+}
+
+// Red team of issue 12: where a directory above a protected path does not
+// exist (no ~/.config, ~/.local, ~/.docker on this machine), the child
+// builds it elsewhere with the protected file inside and renames it into
+// place (mv ~/tmp/cfg ~/.config brings ~/.config/git/config): the rename
+// is checked on its source and destination only. The directories above
+// protected paths may not be created, as they may not be removed.
+func TestCanaryAncestorRenamedIn(t *testing.T) {
+	const zdot = home + "/dotfiles/zsh"
+	dirs := []string{
+		home + "/.config", home + "/.local", home + "/.local/lib", home + "/.cargo", home + "/.docker",
+		home + "/.oh-my-zsh", home + "/Library/Application Support/iTerm2", home + "/Library/Application Support/iTerm2/Scripts",
+		home + "/dotfiles", zdot, home + "/Library/Application Support/Google",
+	}
+	for _, waive := range []bool{false, true} {
+		q := broad(t)
+		if waive {
+			q = broad(t, profile.Waive(profile.TrustHandoff, profile.Secrets))
+		}
+		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dir := range dirs {
+			a := sim.Access{Op: "file-write-create", Path: dir}
+			d, err := sim.Decide(plan.Profile, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+				t.Errorf("classes waived %v: %s: %s", waive, a, d)
+			}
+		}
+	}
+	for _, dir := range []string{home + "/.config/nvim", home + "/.local/bin", home + "/proj"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: dir}); !d.Allowed {
+			t.Errorf("create %s: %s, want allowed", dir, d)
+		}
+	}
+}
+
+// Red team of issue 12, open item (R-32): other programs' configuration
+// that runs code as the user is not in the class: Gradle's init scripts
+// (~/.gradle/init.d, run at every build), IPython's startup directory,
+// lldb's and tmux's startup files (script, run-shell), Yarn's yarnPath,
+// R's profile, the editors' startup files. This asserts the gap as it
+// stands under a home grant.
+func TestCanaryOtherToolConfig(t *testing.T) {
+	for _, f := range []string{
+		"/.gradle/init.d/x.gradle", "/.ipython/profile_default/startup/00.py", "/.lldbinit", "/.tmux.conf",
+		"/.yarnrc.yml", "/.Rprofile", "/.vimrc", "/.config/nvim/init.lua",
+	} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: home + f}); !d.Allowed {
+			t.Errorf("~%s: %s; the open item is (partly) closed, update R-32 and this test", f, d)
+		}
+	}
+}
+
+// Red team of issue 12: a git directory built inside the carve-out needs
+// no move: a symbolic link in the worktree to .git/refs/x (src ->
+// .git/refs/x) makes git, run in src, take .git/refs/x for a bare
+// repository (HEAD, objects/ and refs/ are ref-shaped names there) and
+// obey its config (core.worktree, core.fsmonitor), its commondir (another
+// config) or its hooks (reference-transaction runs on any ref update).
+// Those names are refused inside every .git, carve-out included.
+// TestGitRoutesRunPayloads runs the route with real git.
+func TestCanaryGitPayloadInCarveOut(t *testing.T) {
+	repo := home + "/src/repo"
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"config in refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/refs/x/config"}},
+		{"commondir in refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/refs/x/commondir"}},
+		{"config.worktree in logs", sim.Access{Op: "file-write-create", Path: repo + "/.git/logs/x/config.worktree"}},
+		{"hook in objects", sim.Access{Op: "file-write-create", Path: repo + "/.git/objects/t/hooks/pre-commit"}},
+		{"hooks directory in refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/refs/x/hooks"}},
+		{"hook made executable", sim.Access{Op: "file-write-mode", Path: repo + "/.git/refs/x/hooks/reference-transaction"}},
+		{"config case variant in a submodule's refs", sim.Access{Op: "file-write-create", Path: repo + "/.git/modules/s/refs/x/CONFIG"}},
+	})
+	for _, p := range []string{repo + "/.git/refs/heads/configure", repo + "/.git/refs/heads/hook", repo + "/.git/objects/ab/cdef"} {
+		if d := decide(t, broad(t), sim.Access{Op: "file-write-create", Path: p}); !d.Allowed {
+			t.Errorf("%s: %s, want allowed", p, d)
+		}
+	}
+}
+
+// Red team of issue 12: a terminal's preferences name the command a new
+// window runs (Terminal's profile "Run command", iTerm2's profile
+// "Command"), so writing them under a home grant, or through cfprefsd's
+// user-preference-write, runs a program as the user at the next window.
+func TestCanaryTerminalPreferences(t *testing.T) {
+	runCanaries(t, profile.TrustHandoff, []canary{
+		{"Terminal plist", sim.Access{Op: "file-write-data", Path: home + "/Library/Preferences/com.apple.Terminal.plist"}},
+		{"iTerm2 plist", sim.Access{Op: "file-write-create", Path: home + "/Library/Preferences/com.googlecode.iterm2.plist"}},
+		{"Terminal via cfprefsd", sim.Access{Op: "user-preference-write", Name: "com.apple.Terminal"}},
+		{"iTerm2 via cfprefsd", sim.Access{Op: "user-preference-write", Name: "com.googlecode.iterm2"}},
+	})
 }

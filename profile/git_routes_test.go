@@ -110,6 +110,45 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 			write(p, evil+"\n", 0o644)
 			return []string{p}, func() { trigger(wt, "status") }
 		}},
+		// A bare repository needs HEAD, objects/ and refs/; the config
+		// names a worktree so fsmonitor runs. Only HEAD is refused (the
+		// other names are too common to deny), which is enough.
+		{"bare repository in a subdirectory", func(marker string) ([]string, func()) {
+			repo := newRepo("r5")
+			bare := filepath.Join(repo, "sub")
+			write(filepath.Join(bare, "objects", "info", "x"), "", 0o644)
+			write(filepath.Join(bare, "refs", "heads", "x"), "", 0o644)
+			write(filepath.Join(bare, "config"), evilConfig(marker)+"\tworktree = "+bare+"\n", 0o644)
+			p := filepath.Join(bare, "HEAD")
+			write(p, "ref: refs/heads/main\n", 0o644)
+			return []string{p}, func() { trigger(bare, "status") }
+		}},
+		{"bare repository at the root, spoiled .git HEAD", func(marker string) ([]string, func()) {
+			repo := newRepo("r6")
+			// .git/HEAD is carved out (checkout writes it): garbage there
+			// makes git pass over .git and take the root for a bare repository.
+			write(filepath.Join(repo, ".git", "HEAD"), "spoiled\n", 0o644)
+			write(filepath.Join(repo, "objects", "info", "x"), "", 0o644)
+			write(filepath.Join(repo, "refs", "heads", "x"), "", 0o644)
+			write(filepath.Join(repo, "config"), evilConfig(marker)+"\tworktree = "+repo+"\n", 0o644)
+			p := filepath.Join(repo, "HEAD")
+			write(p, "ref: refs/heads/main\n", 0o644)
+			return []string{p}, func() { trigger(repo, "status") }
+		}},
+		{"git directory in refs behind a link", func(marker string) ([]string, func()) {
+			repo := newRepo("r7")
+			built := filepath.Join(repo, ".git", "refs", "x")
+			write(filepath.Join(built, "objects", "x"), "", 0o644)
+			write(filepath.Join(built, "refs", "x"), "", 0o644)
+			write(filepath.Join(built, "HEAD"), "ref: refs/heads/main\n", 0o644)
+			p := filepath.Join(built, "config")
+			write(p, evilConfig(marker)+"\tworktree = "+repo+"\n", 0o644)
+			src := filepath.Join(repo, "src")
+			if err := os.Symlink(built, src); err != nil {
+				t.Fatal(err)
+			}
+			return []string{p}, func() { trigger(src, "status") }
+		}},
 	}
 	p, err := profile.New(profile.BaseV1, profile.ReadWrite(root))
 	if err != nil {
@@ -139,5 +178,81 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGitDirCarriedOutRunsPayload checks with real git that a directory
+// built inside .git/objects (where the carve-out lets the child write a
+// nested .git) and renamed into the worktree makes git run a program, and
+// that the profile refuses both the config and the rename (the move of a
+// directory inside a .git). TestCanaryGitDirCarriedOut covers the rules everywhere.
+func TestGitDirCarriedOutRunsPayload(t *testing.T) {
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed; TestCanaryGitDirCarriedOut covers the rules")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+	git := func(dir string, args ...string) error {
+		cmd := exec.Command(gitPath, args...)
+		cmd.Dir, cmd.Env = dir, env
+		return cmd.Run()
+	}
+	repo := filepath.Join(root, "repo")
+	if err := git(root, "init", "-q", repo); err != nil {
+		t.Fatal(err)
+	}
+	if err := git(repo, "commit", "-q", "--allow-empty", "-m", "init"); err != nil {
+		t.Fatal(err)
+	}
+	built := filepath.Join(repo, ".git", "objects", "t")
+	marker := filepath.Join(root, "pwned")
+	for _, d := range []string{".git/objects", ".git/refs"} {
+		if err := os.MkdirAll(filepath.Join(built, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		".git/HEAD":   "ref: refs/heads/main\n",
+		".git/config": "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch " + marker + "; false\"\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(built, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join(repo, "src")
+	if err := os.Rename(built, src); err != nil {
+		t.Fatal(err)
+	}
+	_ = git(src, "status") // the payload fails the command on purpose
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the route did not run its payload with this git (%v); the canary no longer shows the escape", err)
+	}
+	p, err := profile.New(profile.BaseV1, profile.ReadWrite(root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := profile.Lower(p, profile.Env{Home: "/Users/alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both steps are refused: the config (a payload name, refused in the
+	// carve-out too) and the move.
+	for _, a := range []sim.Access{
+		{Op: "file-write-create", Path: filepath.Join(built, ".git", "config")},
+		{Op: "file-write-unlink", Path: built, VnodeType: "DIRECTORY"},
+	} {
+		d, err := sim.Decide(plan.Profile, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed || d.Layer != profile.LayerHardDeny {
+			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
+		}
 	}
 }

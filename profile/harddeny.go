@@ -19,8 +19,8 @@ import (
 // The classes:
 //
 //   - process-access (R-25): the argument sysctls (kern.procargs*), the
-//     process-listing sysctls (kern.proc.all and the per-uid, per-tty
-//     lists), other processes' information, signals and task ports outside
+//     process-listing sysctls (kern.proc.all and the per-uid, per-tty,
+//     per-group and per-login-context lists), other processes' information, signals and task ports outside
 //     the run, the sysmond service behind ps and pgrep, terminals the spawn
 //     did not grant, and creating setuid files. Executing setuid programs is refused by the kernel in any cage
 //     (forbidden-exec-sugid) whether or not the class is waived.
@@ -30,19 +30,23 @@ import (
 //     and the pasteboard.
 //   - trust-handoff: writes to files another program later runs or obeys
 //     as the user: every .git in any tree (but the data git writes during
-//     ordinary commands), shell and zsh startup files, Python's user site,
-//     Cargo and Docker CLI configuration, iTerm2 AutoLaunch scripts,
-//     ~/.gitconfig, ~/Library/LaunchAgents.
+//     ordinary commands) and a bare repository's HEAD, shell and zsh
+//     startup files, Python's user site, Cargo and Docker CLI
+//     configuration, iTerm2 AutoLaunch scripts, ~/.gitconfig,
+//     ~/Library/LaunchAgents.
 //   - service-manager: Launch Services, Apple events, launchd's job
 //     submission and user-domain services, the Dock, WindowServer, TCC,
-//     Authorization Services, mounting, IOKit user clients, new
+//     Authorization Services, mounting (and Disk Arbitration, which
+//     mounts for the caller), IOKit user clients, new
 //     pseudo-terminals, and the Docker, OrbStack and Colima sockets and
 //     Mach names: each would act outside the cage.
-func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, home, "") }
+func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, Env{Home: home}) }
 
-// hardDenyRulesEnv is hardDenyRules with zsh's $ZDOTDIR (kernel spelling,
-// "" = unset), whose startup files the trust-handoff class also protects.
-func hardDenyRulesEnv(c Class, home, zdotdir string) []sbpl.Rule {
+// hardDenyRulesEnv is hardDenyRules with the rest of env: zsh's $ZDOTDIR
+// and $XDG_CONFIG_HOME (kernel spellings, "" = unset), whose files the
+// trust-handoff class also protects.
+func hardDenyRulesEnv(c Class, env Env) []sbpl.Rule {
+	home := env.Home
 	var rules []sbpl.Rule
 	switch c {
 	case ProcessAccess:
@@ -50,7 +54,7 @@ func hardDenyRulesEnv(c Class, home, zdotdir string) []sbpl.Rule {
 	case Secrets:
 		rules = secretsRules(home)
 	case TrustHandoff:
-		rules = trustHandoffRules(home, zdotdir)
+		rules = trustHandoffRules(home, env.ZDotDir, env.XDGConfigHome)
 	case ServiceManager:
 		rules = serviceManagerRules(home)
 	}
@@ -100,7 +104,9 @@ func processAccessRules() []sbpl.Rule {
 			sbpl.F("sysctl-name-prefix", "kern.proc.uid."),
 			sbpl.F("sysctl-name-prefix", "kern.proc.ruid."),
 			sbpl.F("sysctl-name-prefix", "kern.proc.tty."),
-		}, Comment: "R-25: lists of every process (KERN_PROC_ALL, _UID, _RUID, _TTY; sandbox-runtime allowed kern.proc.all, Chromium allows only its own kern.proc.pid)"},
+			sbpl.F("sysctl-name-prefix", "kern.proc.pgrp."),
+			sbpl.F("sysctl-name-prefix", "kern.proc.lcid."),
+		}, Comment: "R-25: lists of every process (KERN_PROC_ALL, _UID, _RUID, _TTY, _PGRP, _LCID in xnu's kern_sysctl.c; sandbox-runtime allowed kern.proc.all, Chromium allows only its own kern.proc.pid)"},
 		{Effect: sbpl.Deny, Ops: []string{"process-info*"}, Filters: []*sbpl.Filter{notSameSandbox()},
 			Comment: "R-25: information on processes outside the run (proc_info, proc_pidpath, listing pids); the run's own stay readable"},
 		{Effect: sbpl.Deny, Ops: []string{"signal"}, Filters: []*sbpl.Filter{notSameSandbox()},
@@ -183,7 +189,10 @@ func homeTargets(home string, names []string) (filters []*sbpl.Filter, protected
 
 // moveBlock denies renaming or removing each directory between "/" and a
 // protected path: renaming ~/.config away would carry ~/.config/gcloud out
-// from under its rule (sandbox-runtime's move-blocking, sbpl.md §13).
+// from under its rule (sandbox-runtime's move-blocking). It also denies
+// creating one: where ~/.config does not exist, a directory built
+// elsewhere and renamed to ~/.config would carry ~/.config/git/config in
+// (a rename is checked on its source and destination only).
 func moveBlock(protected []string, class string) []sbpl.Rule {
 	var dirs []string
 	for _, p := range protected {
@@ -197,8 +206,8 @@ func moveBlock(protected []string, class string) []sbpl.Rule {
 		return nil
 	}
 	slices.Sort(dirs)
-	r := sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"file-write-unlink"},
-		Comment: class + ": no rename or removal of the directories above these paths (move-blocking, sandbox-runtime)"}
+	r := sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"file-write-create", "file-write-unlink"},
+		Comment: class + ": no rename, removal or creation of the directories above these paths (move-blocking, sandbox-runtime; a directory renamed into place carries the path in)"}
 	for _, d := range slices.Compact(dirs) {
 		r.Filters = append(r.Filters, sbpl.Literal(d))
 	}
@@ -241,6 +250,22 @@ func foldCase(re string) string {
 var (
 	// gitAnyRegex matches a .git directory or file and everything in it.
 	gitAnyRegex = foldCase(`/\.git(/|$)`)
+	// gitHeadRegex matches a file named HEAD: every git directory has one
+	// (git setup.c, is_git_directory: HEAD, objects/ and refs/), so
+	// outside the carve-out it marks a bare repository being planted.
+	// Git's discovery takes such a directory for a repository and obeys
+	// its config, in a subdirectory before any .git above it, and at a
+	// worktree's root once the writable .git/HEAD stops validating.
+	gitHeadRegex = foldCase(`/HEAD$`)
+	// gitPayloadRegex matches, anywhere inside a .git, the names by which
+	// a git directory makes git run a program: its config, config.worktree
+	// and commondir (another config) and its hooks. The carve-out lets the
+	// child build a git directory inside .git/refs or .git/objects (HEAD,
+	// objects/, refs/ are ref-shaped names there) and a link in the
+	// worktree to it makes git take it for a bare repository, so these
+	// names are refused there too: a branch named config, commondir or
+	// with a hooks component cannot be written in a cage.
+	gitPayloadRegex = `/` + foldCase(`\.git`) + `/(.*/)?(` + foldCase(`(config|config\.worktree|commondir)$`) + `|` + foldCase(`hooks(/|$)`) + `)`
 	// gitDataRegex matches the data carve-out, in the repository's own
 	// .git or one level of modules/<name>/ or worktrees/<name>/ (a
 	// submodule name with a "/" or a nested submodule fails closed).
@@ -258,18 +283,55 @@ var (
 // ~/.local/lib/python*; Cargo's config sets runners and wrappers it runs
 // (The Cargo Book, configuration); docker runs ~/.docker/cli-plugins as
 // subcommands (Docker CLI plugins); iTerm2 runs AutoLaunch scripts at
-// start (iTerm2 Python API docs).
+// start (iTerm2 Python API docs); the terminals' preference files name
+// the command a new window runs (terminalDomains); Apple's
+// /etc/bashrc_Apple_Terminal sources the saved session file in
+// .bash_sessions when Terminal restores a window. zsh's other code files
+// are zshCode.
 var startupFiles = []string{
-	".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cargo/config", ".cargo/config.toml",
-	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".gitconfig", ".kshrc",
+	".bash_login", ".bash_logout", ".bash_profile", ".bash_sessions/", ".bashrc", ".cargo/config", ".cargo/config.toml",
+	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".kshrc",
 	".login", ".logout", ".oh-my-zsh/custom/", ".profile", ".tcshrc",
 	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
 	"Library/Application Support/iTerm2/Scripts/AutoLaunch/", "Library/Application Support/iTerm2/Scripts/AutoLaunch.scpt",
 	"Library/LaunchAgents/", "Library/Python/",
+	"Library/Preferences/com.apple.Terminal.plist", "Library/Preferences/com.googlecode.iterm2.plist",
 }
+
+// terminalDomains are the preference domains of terminals whose profiles
+// name the command a new window runs (Terminal's Shell setting "Run
+// command", Terminal User Guide; iTerm2's profile Command, iTerm2
+// documentation, Profiles > General).
+var terminalDomains = []string{"com.apple.Terminal", "com.googlecode.iterm2"}
 
 // zshStartup are the files zsh reads from $ZDOTDIR (zsh(1), STARTUP/SHUTDOWN FILES).
 var zshStartup = []string{".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc"}
+
+// zshCode are the other files zsh runs from $ZDOTDIR or the home
+// directory: each startup file's compiled form, used when newer (zsh(1),
+// STARTUP/SHUTDOWN FILES), and the saved Terminal sessions
+// (/etc/zshrc_Apple_Terminal); a trailing "/" marks a tree.
+var zshCode = []string{".zlogin.zwc", ".zlogout.zwc", ".zprofile.zwc", ".zsh_sessions/", ".zshenv.zwc", ".zshrc.zwc"}
+
+// xdgConfig are the trees under $XDG_CONFIG_HOME (~/.config when unset)
+// that startupFiles names: git reads $XDG_CONFIG_HOME/git/config
+// (git-config(1), FILES), fish and zsh setups read theirs there.
+var xdgConfig = []string{"fish/", "git/", "zsh/"}
+
+// gitconfigRegex matches ~/.gitconfig and the files named like it that a
+// user's gitconfig commonly includes (~/.gitconfig.local,
+// ~/.gitconfig-work: git-config(1), INCLUDES), each able to set
+// core.fsmonitor or core.hooksPath for every repository.
+func gitconfigRegex(home string) string {
+	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".gitconfig"))+`[^/]*$`)
+}
+
+// zcompdumpRegex matches compinit's dump files in dir, which compinit
+// sources (zshcompsys(1)): .zcompdump, oh-my-zsh's
+// .zcompdump-<host>-<version> and their compiled forms.
+func zcompdumpRegex(dir string) string {
+	return "^" + foldCase(regexp.QuoteMeta(path.Join(dir, ".zcompdump"))+`[^/]*$`)
+}
 
 // pythonLocalRegex matches the non-framework Python user site
 // (~/.local/lib/pythonX.Y), whose version directory is not known ahead.
@@ -277,26 +339,42 @@ func pythonLocalRegex(home string) string {
 	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".local/lib/python"))+`[^/]*(/|$)`)
 }
 
-func trustHandoffRules(home, zdotdir string) []sbpl.Rule {
-	ops := []string{"file-write*", "file-link"}
+func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
+	ops := []string{"file-write*", "file-link", "file-clone"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
-			sbpl.F("regex", gitAnyRegex), sbpl.F("require-not", sbpl.F("regex", gitDataRegex)))},
-			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), but for the data git writes in ordinary commands; case folded by hand"},
+			sbpl.F("require-any", sbpl.F("regex", gitAnyRegex), sbpl.F("regex", gitHeadRegex)),
+			sbpl.F("require-not", sbpl.F("regex", gitDataRegex))),
+			sbpl.F("regex", gitPayloadRegex)},
+			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), nor can a bare repository's HEAD, but for the data git writes in ordinary commands, where a git directory's config, commondir and hooks are still refused; case folded by hand"},
+		{Effect: sbpl.Deny, Ops: []string{"file-write-unlink"}, Filters: []*sbpl.Filter{sbpl.F("require-all",
+			sbpl.F("vnode-type", sbpl.Sym("DIRECTORY")), sbpl.F("regex", gitAnyRegex))},
+			Comment: "trust-handoff: no directory inside a .git is moved or removed, so one built in the carve-out cannot carry a .git or HEAD into the worktree (git tolerates a failed rmdir of an empty directory)"},
 	}
+	var domains []*sbpl.Filter
+	for _, d := range terminalDomains {
+		domains = append(domains, sbpl.F("preference-domain", d))
+	}
+	rules = append(rules, sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"user-preference-write"}, Filters: domains,
+		Comment: "trust-handoff: the terminals' preferences, through cfprefsd, name the command a new window runs"})
 	if home == "" {
 		return rules
 	}
-	names := slices.Clone(startupFiles)
+	names := append(slices.Clone(startupFiles), zshCode...)
 	filters, protected := homeTargets(home, names)
-	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)))
-	protected = append(protected, path.Join(home, ".local/lib"))
+	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)), sbpl.F("regex", zcompdumpRegex(home)), sbpl.F("regex", gitconfigRegex(home)))
+	// The python* directories themselves are the regex's; what lies above
+	// them is move-blocked.
+	protected = append(protected, path.Join(home, ".local/lib/python"), path.Join(home, ".gitconfig"))
+	if xdgConfigHome != "" && xdgConfigHome != path.Join(home, ".config") {
+		f, p := homeTargets(xdgConfigHome, xdgConfig)
+		filters = append(filters, f...)
+		protected = append(protected, p...)
+	}
 	if zdotdir != "" && zdotdir != home {
-		for _, n := range zshStartup {
-			p := path.Join(zdotdir, n)
-			filters = append(filters, sbpl.Literal(p))
-			protected = append(protected, p)
-		}
+		f, p := homeTargets(zdotdir, append(slices.Clone(zshStartup), zshCode...))
+		filters = append(append(filters, f...), sbpl.F("regex", zcompdumpRegex(zdotdir)))
+		protected = append(protected, p...)
 	}
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: ops, Filters: filters,
@@ -356,7 +434,8 @@ func serviceManagerRules(home string) []sbpl.Rule {
 			sbpl.F("global-name-prefix", "com.apple.windowserver"),
 			sbpl.F("global-name-prefix", "com.apple.tccd"),
 			sbpl.F("global-name", "com.apple.authd"),
-		}, Comment: "service-manager: launchd's user domain (jobs), the Dock (launches apps), WindowServer (posts events to other apps), tccd (privacy grants attributed to the terminal) and authd (Authorization Services): each acts outside the cage"},
+			sbpl.F("global-name", "com.apple.DiskArbitration.diskarbitrationd"),
+		}, Comment: "service-manager: launchd's user domain (jobs), the Dock (launches apps), WindowServer (posts events to other apps), tccd (privacy grants attributed to the terminal), authd (Authorization Services) and Disk Arbitration (mounts for the caller, over a path it names: DiskArbitration's _kDAServiceName): each acts outside the cage"},
 		{Effect: sbpl.Deny, Ops: []string{"file-mount", "file-unmount"}, Filters: []*sbpl.Filter{sbpl.Subpath("/")},
 			Comment: "service-manager: mounting over a path (devfs over /dev, CVE-2023-32364) changes what every path rule means; filtered so it also beats filtered allows"},
 		{Effect: sbpl.Deny, Ops: []string{"job-creation", "iokit-open-user-client", "pseudo-tty"},

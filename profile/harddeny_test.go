@@ -182,6 +182,17 @@ func TestHardDenyRegexes(t *testing.T) {
 				"/w/r/.git/worktrees/wt/gitdir", "/w/r/.git/info/attributes", "/w/r/.git/rebase-merge/git-rebase-todo",
 				"/w/r/.git/modules/objects/config", "/w/r/.git/modules/a/modules/b/objects/x", "/w/r/.git/indexx",
 				"/w/r/.git/hooks/objects"}},
+		{"a bare repository's HEAD", gitHeadRegex,
+			[]string{"/w/r/HEAD", "/w/r/sub/head", "/w/r/x.git/HEAD", "/w/r/.git/HEAD"},
+			[]string{"/w/r/AHEAD", "/w/r/HEAD.md", "/w/r/HEAD/x", "/w/r/ORIG_HEAD", "/w/r/headers"}},
+		{"zsh completion dump", zcompdumpRegex(testHome),
+			[]string{testHome + "/.zcompdump", testHome + "/.zcompdump-mac-5.9", testHome + "/.zcompdump.zwc", "/users/ALICE/.ZCOMPDUMP"},
+			[]string{testHome + "/.zcompdump/x", testHome + "/x/.zcompdump", "/x" + testHome + "/.zcompdump"}},
+		{"a git directory's payload", gitPayloadRegex,
+			[]string{"/w/r/.git/config", "/w/r/.git/refs/x/config", "/w/r/.git/refs/x/COMMONDIR", "/w/r/.git/logs/config.worktree",
+				"/w/r/.git/objects/t/hooks", "/w/r/.git/objects/t/hooks/pre-commit", "/w/r/.GIT/Hooks/x"},
+			[]string{"/w/r/config", "/w/r/hooks/x", "/w/r/.git/refs/heads/configure", "/w/r/.git/refs/heads/hook", "/w/r/.git/refs/heads/myhooks",
+				"/w/r/.git/refs/heads/config.lock2", "/w/r/.github/hooks/x"}},
 		{"python local user site", pythonLocalRegex(testHome),
 			[]string{testHome + "/.local/lib/python3.12", testHome + "/.local/lib/python3.12/site-packages/x.pth", "/users/ALICE/.local/lib/Python3/x"},
 			[]string{testHome + "/.local/lib/node/x", testHome + "/.local/libpython3", "/x" + testHome + "/.local/lib/python3/x"}},
@@ -221,7 +232,7 @@ func TestMoveBlock(t *testing.T) {
 	if diff := cmp.Diff(want, pathArgs(rules[0].Filters)); diff != "" {
 		t.Errorf("moveBlock paths (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"file-write-unlink"}, rules[0].Ops); diff != "" {
+	if diff := cmp.Diff([]string{"file-write-create", "file-write-unlink"}, rules[0].Ops); diff != "" {
 		t.Errorf("moveBlock ops (-want +got):\n%s", diff)
 	}
 	if got := moveBlock([]string{"/x"}, "x"); got != nil {

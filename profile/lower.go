@@ -57,6 +57,10 @@ type Env struct {
 	// ZDotDir is the kernel spelling of zsh's $ZDOTDIR, whose startup
 	// files the trust-handoff class protects; empty when unset.
 	ZDotDir string
+	// XDGConfigHome is the kernel spelling of $XDG_CONFIG_HOME, where git
+	// and shells read configuration the trust-handoff class protects; empty
+	// when unset (~/.config is always protected).
+	XDGConfigHome string
 	// Limit is the largest rule count accepted; 0 means DefaultLimit.
 	Limit int
 }
@@ -151,7 +155,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		if p.Waived(c) {
 			continue
 		}
-		for _, r := range hardDenyRulesEnv(c, env.Home, env.ZDotDir) {
+		for _, r := range hardDenyRulesEnv(c, env) {
 			r.Ops = withSpecific(r.Ops, allowed)
 			add(LayerHardDeny, r)
 		}

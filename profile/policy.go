@@ -322,8 +322,10 @@ func Waive(classes ...Class) Option {
 // Seatbelt adds raw SBPL allow and deny rules, lowered after the policy's
 // own rules and before the hard-deny classes. They are parsed and validated
 // now: unknown operations or filters, modifiers other than
-// [sbpl.AcceptedModifiers] and (with no-sandbox) are errors, and so is a
-// broad allow (see [Broad]) the policy does not accept by name.
+// [sbpl.AcceptedModifiers] and (with no-sandbox) are errors, and so are a
+// broad allow (see [Broad]) the policy does not accept by name and a
+// filtered allow of an operation a class in force denies without a filter
+// ([ErrClassAllow]).
 //
 // A deny without filters is given one that matches every path (file and
 // exec operations) or address (network operations), so it overrides
@@ -429,6 +431,43 @@ func (p *Policy) checkBroad() error {
 	return nil
 }
 
+// ErrClassAllow is wrapped by the error for a filtered Seatbelt-layer
+// allow naming an operation that a hard-deny class in force denies without
+// a filter (lsopen, appleevent-send, job-creation, iokit-open-user-client,
+// pseudo-tty: no filter is known to match every instance; a class's file
+// and network denies are lowered with one that does, see [Lower]). The class would beat it only if Seatbelt ranks a later
+// unfiltered deny above an earlier filtered allow, which is unmeasured; the
+// allow is refused instead of depending on it. Waive the class to allow the
+// operation.
+var ErrClassAllow = errors.New("filtered allow of an operation a hard-deny class denies")
+
+// checkClassAllows refuses filtered Seatbelt-layer allows of the
+// operations the classes in force deny without a filter.
+func (p *Policy) checkClassAllows() error {
+	for _, c := range Classes() {
+		if p.Waived(c) {
+			continue
+		}
+		for _, d := range hardDenyRules(c, "") {
+			if d.Effect != sbpl.Deny || len(d.Filters) != 0 {
+				continue
+			}
+			for _, r := range p.seatbelt {
+				if r.Effect != sbpl.Allow || len(r.Filters) == 0 {
+					continue
+				}
+				for _, op := range r.Ops {
+					if slices.Contains(d.Ops, op) {
+						text, _ := r.Text()
+						return &Error{Field: "seatbelt", Value: text, Err: fmt.Errorf("%w: %s (class %s)", ErrClassAllow, op, c)}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // New returns a policy on base with the given options.
 func New(base Base, opts ...Option) (Policy, error) {
 	if base != BaseV1 {
@@ -457,6 +496,9 @@ func (p Policy) with(opts []Option) (Policy, error) {
 		}
 	}
 	if err := q.checkBroad(); err != nil {
+		return Policy{}, err
+	}
+	if err := q.checkClassAllows(); err != nil {
 		return Policy{}, err
 	}
 	if q.listenAny && q.network != NetworkOn {

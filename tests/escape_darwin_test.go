@@ -88,13 +88,23 @@ func TestEscapeGitRoutes(t *testing.T) {
 		".git/commondir", ".git/modules/sub/config", ".git/modules/sub/hooks/post-checkout",
 		".git/worktrees/wt/commondir", ".git/worktrees/wt/config.worktree", ".git/info/attributes",
 		".git/config", "plain/.git", "plain/.GIT",
+		"HEAD", "plain/HEAD", // a planted bare repository (git setup.c, is_git_directory)
 	} {
 		o, e, err := run(t, c, "/bin/sh", "-c", "echo 'gitdir: ../x' > "+filepath.Join(tree, p))
 		mustRefuse(t, "writing "+p, o, e, err)
 	}
 	o, e, err := run(t, c, "/bin/mkdir", filepath.Join(tree, "plain", ".git"))
 	mustRefuse(t, "creating a .git directory", o, e, err)
-	for _, p := range []string{".git/objects/ab/cdef", ".git/index.lock", ".git/refs/heads/main.lock", ".git/COMMIT_EDITMSG"} {
+	// A directory built in the carve-out cannot carry a .git into the worktree.
+	o, e, err = run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Join(tree, ".git/objects/t/.git")+" && mv "+
+		filepath.Join(tree, ".git/objects/t")+" "+filepath.Join(tree, "src"))
+	mustRefuse(t, "moving a directory out of .git/objects", o, e, err)
+	// Nor can one there hold a git directory's config or hooks.
+	for _, p := range []string{".git/refs/x/config", ".git/refs/x/commondir", ".git/objects/t/hooks/pre-commit"} {
+		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Dir(filepath.Join(tree, p))+" 2>/dev/null; echo x > "+filepath.Join(tree, p))
+		mustRefuse(t, "writing "+p, o, e, err)
+	}
+	for _, p := range []string{".git/objects/ab/cdef", ".git/index.lock", ".git/refs/heads/main.lock", ".git/COMMIT_EDITMSG", ".git/HEAD"} {
 		if o, e, err := run(t, c, "/bin/sh", "-c", "echo data > "+filepath.Join(tree, p)); err != nil {
 			t.Errorf("writing git's data %s: %v (%s%s)", p, err, o, e)
 		}
@@ -129,6 +139,12 @@ func TestEscapeProcessAccess(t *testing.T) {
 	mustWorkOutside(t, "/usr/bin/perl", "-e", procAll)
 	o, e, err = run(t, c, "/usr/bin/perl", "-e", procAll)
 	mustRefuse(t, "sysctl kern.proc.all", o, e, err)
+	// launchd's process group, by {CTL_KERN 1, KERN_PROC 14, KERN_PROC_PGRP 2, 1}
+	// [confirmed: xnu bsd/sys/sysctl.h]: walking group ids lists every process.
+	procPgrp := `syscall(202, pack("i4", 1, 14, 2, 1), 4, $b = "\0" x 65536, $l = pack("Q", 65536), 0, 0) == 0 or die "$!\n"; print "listed\n"`
+	mustWorkOutside(t, "/usr/bin/perl", "-e", procPgrp)
+	o, e, err = run(t, c, "/usr/bin/perl", "-e", procPgrp)
+	mustRefuse(t, "sysctl kern.proc.pgrp", o, e, err)
 }
 
 // TestEscapeServiceManager: the user's service manager is unreachable.
@@ -213,11 +229,16 @@ func TestEscapeTrustHandoffShell(t *testing.T) {
 	if o, e, err := run(t, c, "/bin/sh", "-c", "echo ok > "+filepath.Join(home, "notes.txt")); err != nil {
 		t.Fatalf("writing an ordinary file in the writable home: %v (%s%s)", err, o, e)
 	}
-	for _, name := range []string{".zshrc", ".bash_profile", ".profile", ".gitconfig", "Library/LaunchAgents/evil.plist"} {
+	for _, name := range []string{".zshrc", ".bash_profile", ".profile", ".gitconfig", "Library/LaunchAgents/evil.plist",
+		".zshrc.zwc", ".zcompdump", ".zsh_sessions/x.session", ".gitconfig.local"} {
 		p := filepath.Join(home, name)
 		o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Dir(p)+" 2>/dev/null; echo evil >> "+p)
 		mustRefuse(t, "writing "+name, o, e, err)
 	}
+	// A missing ~/.config built elsewhere and renamed into place.
+	o, e, err := run(t, c, "/bin/sh", "-c", "mkdir -p "+filepath.Join(home, "cfg/git")+" && echo evil > "+
+		filepath.Join(home, "cfg/git/config")+" && mv "+filepath.Join(home, "cfg")+" "+filepath.Join(home, ".config"))
+	mustRefuse(t, "renaming a directory to a missing ~/.config", o, e, err)
 }
 
 // TestEscapeSetuidExec (R-5): a setuid program cannot be run from a cage,
