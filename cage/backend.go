@@ -113,6 +113,10 @@ type spawnSpec struct {
 	temp   string  // the private temporary directory (WithPrivateTemp), else ""
 	marker string  // the run's marker, "" unless the policy forks
 	tty    TTY     // the child's session mode
+	// keptFD is the lowest descriptor number the child's descriptor
+	// shuffle leaves alone (forkexec.KeptAbove): a descriptor a call
+	// names after it must be at least this.
+	keptFD int
 }
 
 // childSpec is a backend's part of one spawn.

@@ -57,6 +57,26 @@ func runHelper(name string) int {
 			fmt.Println("other:", err)
 		}
 		return 0
+	case "orphan":
+		// Start a caged sleep, print its pid, and wait to be killed.
+		pol, err := profile.New(profile.BaseV1)
+		if err != nil {
+			fmt.Println("policy:", err)
+			return 1
+		}
+		c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
+		if err != nil {
+			fmt.Println("new:", err)
+			return 1
+		}
+		cmd := c.Command(context.Background(), "/bin/sleep", "600")
+		if err := cmd.Start(); err != nil {
+			fmt.Println("start:", err)
+			return 1
+		}
+		fmt.Println(cmd.Process.Pid)
+		time.Sleep(time.Minute)
+		return 0
 	case "fds":
 		// Print every open descriptor above stderr (fcntl F_GETFD only).
 		var open []string
