@@ -136,6 +136,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	// their specific operations too; among its own layer the caller's
 	// order and specificity stand.
 	allowed := allowedOps(rules)
+	seatbeltStart := len(rules)
 	for _, r := range p.seatbelt {
 		r = r.MapPaths(resolve)
 		if r.Effect == sbpl.Deny {
@@ -143,12 +144,16 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		}
 		add(LayerSeatbelt, r)
 	}
+	if err := checkUnfiltered(rules, seatbeltStart, seatbeltStart); err != nil {
+		return nil, err
+	}
 	var params []string
 	if p.execOnly {
 		add(LayerExec, execOnlyRules(allowedOps(rules))...)
 		params = append(params, ParamExecTarget)
 	}
 	allowed = allowedOps(rules)
+	hardStart := len(rules)
 	for _, c := range Classes() {
 		if p.Waived(c) {
 			continue
@@ -157,6 +162,9 @@ func Lower(p Policy, env Env) (*Plan, error) {
 			r.Ops = withSpecific(r.Ops, allowed)
 			add(LayerHardDeny, r)
 		}
+	}
+	if err := checkUnfiltered(rules, hardStart, hardStart); err != nil {
+		return nil, err
 	}
 	if p.fork {
 		add(LayerMarker, markerRules()...)

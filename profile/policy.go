@@ -326,6 +326,14 @@ func Waive(classes ...Class) Option {
 // broad allow (see [Broad]) the policy does not accept by name and a
 // filtered allow of an operation a class in force denies without a filter
 // ([ErrClassAllow]).
+//
+// A deny without filters is given one that matches every path (file and
+// exec operations) or address (network operations), so it overrides
+// filtered allows, the caller's own included, whatever Seatbelt's
+// precedence between filtered and unfiltered rules; [Lower] refuses
+// ([ErrUnfilteredDeny]) an unfiltered deny of another operation that a
+// filtered allow of the layers before would have to yield to, (deny
+// default) among them: it stands for every operation those layers allow.
 func Seatbelt(rules string) Option {
 	return optionFunc(func(p *Policy) error {
 		parsed, err := sbpl.ParseRules(rules)
@@ -341,7 +349,7 @@ func Seatbelt(rules string) Option {
 			}
 			parsed[i].Comment, parsed[i].Layer = "", ""
 		}
-		p.seatbelt = append(p.seatbelt, parsed...)
+		p.seatbelt = append(p.seatbelt, filterDenies(parsed)...)
 		p.seatSrc = append(p.seatSrc, rules)
 		return nil
 	})
@@ -426,8 +434,8 @@ func (p *Policy) checkBroad() error {
 // ErrClassAllow is wrapped by the error for a filtered Seatbelt-layer
 // allow naming an operation that a hard-deny class in force denies without
 // a filter (lsopen, appleevent-send, job-creation, iokit-open-user-client,
-// pseudo-tty, file-write-setugid: no filter is known to match every
-// instance). The class would beat it only if Seatbelt ranks a later
+// pseudo-tty: no filter is known to match every instance; a class's file
+// and network denies are lowered with one that does, see [Lower]). The class would beat it only if Seatbelt ranks a later
 // unfiltered deny above an earlier filtered allow, which is unmeasured; the
 // allow is refused instead of depending on it. Waive the class to allow the
 // operation.

@@ -10,6 +10,9 @@ import (
 )
 
 func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
+	if wantsProfile(args) {
+		return cmdExplainProfile(args, stdout, stderr)
+	}
 	var pf policyFlags
 	fs := newFlagSet("explain", "explain [policy flags] [--backend macos|linux] [--json] OPERATION ARGUMENT\n\n"+
 		"Says whether the cage's profile allows OPERATION on ARGUMENT, and which rule\n"+
