@@ -72,7 +72,8 @@ func WithBackend(b Backend) Option {
 }
 
 // killRounds is how many search-and-kill rounds ending a run makes before
-// giving up (procage 0.3.1, lifetime.rs: ROUNDS = 64).
+// giving up (the Rust crate procage 0.3.1, ROUNDS = 64:
+// https://docs.rs/crate/procage/0.3.1/source/src/macos/lifetime.rs).
 const killRounds = 64
 
 // planned is what New lowered for one backend.
@@ -113,6 +114,10 @@ type spawnSpec struct {
 	temp   string  // the private temporary directory (WithPrivateTemp), else ""
 	marker string  // the run's marker, "" unless the policy forks
 	tty    TTY     // the child's session mode
+	// keptFD is the lowest descriptor number the child's descriptor
+	// shuffle leaves alone (forkexec.KeptAbove): a descriptor a call
+	// names after it must be at least this.
+	keptFD int
 }
 
 // childSpec is a backend's part of one spawn.

@@ -79,35 +79,55 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
-	if len(s.grants) == 0 {
+	if len(s.grants) == 0 && b.rs.FD() >= s.keptFD {
 		return childSpecOf(b.calls, nil), nil
 	}
-	// Grants and the private temporary directory: this spawn's own ruleset.
-	var ro, rw []string
-	for _, g := range s.grants {
-		switch {
-		case g.path == s.temp && g.write:
-			// the private temporary directory: its own layer
-		case g.write:
-			rw = append(rw, g.path)
-		default:
-			ro = append(ro, g.path)
+	rs, rules := b.rs, b.plan.Rules
+	var owned []*linuxsandbox.Ruleset
+	cleanup := func() {
+		for _, o := range owned {
+			o.Close()
 		}
 	}
-	rules, err := b.plan.WithSpawn(ro, rw, s.temp)
-	if err != nil {
-		return nil, err
+	if len(s.grants) > 0 {
+		// Grants and the private temporary directory: this spawn's own ruleset.
+		var ro, rw []string
+		for _, g := range s.grants {
+			switch {
+			case g.path == s.temp && g.write:
+				// the private temporary directory: its own layer
+			case g.write:
+				rw = append(rw, g.path)
+			default:
+				ro = append(ro, g.path)
+			}
+		}
+		var err error
+		if rules, err = b.plan.WithSpawn(ro, rw, s.temp); err != nil {
+			return nil, err
+		}
+		if rs, err = linuxsandbox.BuildRuleset(b.plan, rules); err != nil {
+			return nil, fmt.Errorf("cage: %w", err)
+		}
+		owned = append(owned, rs)
 	}
-	rs, err := linuxsandbox.BuildRuleset(b.plan, rules)
-	if err != nil {
-		return nil, fmt.Errorf("cage: %w", err)
+	if rs.FD() < s.keptFD {
+		// The child's descriptor shuffle would overwrite it before
+		// landlock_restrict_self.
+		d, err := rs.DupAbove(s.keptFD)
+		if err != nil {
+			cleanup()
+			return nil, fmt.Errorf("cage: %w", err)
+		}
+		owned = append(owned, d)
+		rs = d
 	}
 	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
 	if err != nil {
-		rs.Close()
+		cleanup()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	return childSpecOf(calls, func() { rs.Close() }), nil
+	return childSpecOf(calls, cleanup), nil
 }
 
 func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {

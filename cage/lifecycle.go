@@ -48,7 +48,12 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	if err != nil {
 		return err
 	}
-	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty})
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		fds[i] = f.Fd()
+	}
+	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty,
+		keptFD: forkexec.KeptAbove(fds)})
 	if err != nil {
 		return err
 	}
@@ -59,10 +64,6 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	// confirm call (forkexec checks this itself only on darwin).
 	if !hasStep(cs.calls, forkexec.StepApply) || !hasStep(cs.calls, forkexec.StepConfirm) {
 		return errNoApply
-	}
-	fds := make([]uintptr, len(files))
-	for i, f := range files {
-		fds[i] = f.Fd()
 	}
 	args := cmd.Args
 	if len(args) == 0 {

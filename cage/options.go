@@ -164,9 +164,13 @@ func AcceptLink(path string) Option {
 	})
 }
 
-// acceptedLink reports whether the caller accepted link (case folded, as
-// the kernel compares names).
+// acceptedLink reports whether the caller accepted link: case folded for
+// Seatbelt, which compares names that way, exactly for Linux, whose file
+// systems tell case variants apart (folding would accept another file).
 func (c *config) acceptedLink(link string) bool {
+	if c.backend != BackendMacOS {
+		return slices.Contains(c.links, link)
+	}
 	return slices.ContainsFunc(c.links, func(l string) bool { return strings.EqualFold(l, link) })
 }
 

@@ -10,7 +10,8 @@
 //
 // Seatbelt compares rules with the path the kernel reconstructs, not the one
 // the caller wrote: a rule on /tmp/x never fires because the kernel sees
-// /private/tmp/x [reported: Protonk VFS report; sbpl.md §7]. Every policy
+// /private/tmp/x [reported: Protonk VFS report, measured on macOS 14.4.1;
+// sources in docs/sources.md]. Every policy
 // path therefore goes through a [Resolver] before lowering.
 //
 // # Path resolution
@@ -32,8 +33,9 @@
 // volume is rewritten to the system spelling: the Protonk VFS report
 // measured that data-volume spellings are evaluated as the
 // firmlink-translated path and that data-only literals do not match
-// [reported, sbpl.md §7], and the project specification's spelling matrix
-// records that a rule spelled with the data-volume firmlink covers the file.
+// [reported], and the Rust procage's spelling matrix (measured on macOS
+// 26.6.2) records that a rule spelled with the data-volume firmlink covers
+// the file.
 //
 // # Case and Unicode normalization
 //

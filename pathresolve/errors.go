@@ -8,16 +8,17 @@ import (
 // Sentinel errors carried by [*PathError]; test for them with [errors.Is],
 // never with ==, because they are always wrapped.
 var (
-	// ErrNotAbsolute: the path is empty or does not start with "/".
-	ErrNotAbsolute = errors.New("path is not absolute; policy paths must start with /")
+	// ErrNotAbsolute: the path is empty or does not start with "/";
+	// policy paths are always absolute.
+	ErrNotAbsolute = errors.New("path is not absolute")
 	// ErrNotNormal: the path has a "." or ".." component, a repeated slash
-	// or a trailing slash.
-	ErrNotNormal = errors.New(`path is not normalised; write it without "." or ".." components, repeated slashes or a trailing slash`)
+	// or a trailing slash; write it without them.
+	ErrNotNormal = errors.New("path is not normalised")
 	// ErrNUL: the path contains a NUL byte, which no system call accepts.
 	ErrNUL = errors.New("path contains a NUL byte")
 	// ErrLoop: resolving the path followed more symbolic links than the
 	// kernel would (see [MaxSymlinks]), usually because of a link cycle.
-	ErrLoop = errors.New("too many levels of symbolic links; look for a link cycle")
+	ErrLoop = errors.New("too many levels of symbolic links")
 	// ErrCaseSensitive is matched by every [*CaseSensitiveError].
 	ErrCaseSensitive = errors.New("path is on a case-sensitive volume")
 	// ErrFirmlinkSyntax: a firmlink list line is malformed.
@@ -52,18 +53,15 @@ func (e *PathError) Unwrap() error { return e.Err }
 // allow rule names a path on a case-sensitive volume. Seatbelt matches paths
 // case-insensitively on every volume (project specification, spelling
 // matrix), so such a rule would also allow the name's case variants, which
-// are different files there.
+// are different files there. Keep allowed paths on a case-insensitive
+// volume, or use only deny rules there.
 type CaseSensitiveError struct {
 	Path   string // the policy path, kernel spelling
 	Volume string // its longest existing prefix, whose volume is case-sensitive
 }
 
 func (e *CaseSensitiveError) Error() string {
-	return fmt.Sprintf("pathresolve: %q is on a case-sensitive volume (checked at %q): "+
-		"Seatbelt matches paths case-insensitively, so an allow rule would also allow "+
-		"the name's case variants, which are other files there; "+
-		"keep allowed paths on a case-insensitive volume, or use only deny rules there",
-		e.Path, e.Volume)
+	return fmt.Sprintf("pathresolve: %q is on a case-sensitive volume (checked at %q)", e.Path, e.Volume)
 }
 
 // Is reports whether target is [ErrCaseSensitive].

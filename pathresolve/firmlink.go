@@ -11,7 +11,7 @@ import (
 // DataVolume is where macOS mounts the writable data volume; firmlinks
 // join directories of the read-only system volume to directories under it
 // [confirmed: hashicorp/vagrant plugins/hosts/darwin/cap/path.rb @ b12a2327,
-// FIRMLINK_DATA_PATH; procage-design.md §6, procage's DATA_VOLUME].
+// FIRMLINK_DATA_PATH; the Rust procage 0.7.0's DATA_VOLUME].
 const DataVolume = "/System/Volumes/Data"
 
 // Firmlink joins a system-volume directory to its data-volume twin, e.g.

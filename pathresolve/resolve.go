@@ -12,8 +12,8 @@ import (
 )
 
 // RootLinks are the symbolic links at the root of a macOS system volume
-// (/etc, /tmp, /var -> private/...) [confirmed: procage 0.7.0
-// src/macos/canon.rs ROOT_LINKS, procage-design.md §6]. Lowering allows
+// (/etc, /tmp, /var -> private/...) [confirmed: the Rust procage 0.7.0's
+// path canonicalisation, its ROOT_LINKS; docs/sources.md]. Lowering allows
 // file-read-metadata on each of them in every profile, so paths bound later
 // can still be looked up in the caller's spelling.
 var RootLinks = []string{"/etc", "/tmp", "/var"}

@@ -471,7 +471,7 @@ func TestCaseSensitiveError(t *testing.T) {
 	if !errors.As(fmtWrap(err), &ce) || ce.Volume != "/Volumes/CS" {
 		t.Errorf("errors.As through a wrap lost the CaseSensitiveError: %v", ce)
 	}
-	for _, s := range []string{`"/Volumes/CS/src"`, `"/Volumes/CS"`, "case-insensitive"} {
+	for _, s := range []string{`"/Volumes/CS/src"`, `"/Volumes/CS"`, "case-sensitive volume"} {
 		if !contains(err.Error(), s) {
 			t.Errorf("message %q does not mention %s", err.Error(), s)
 		}

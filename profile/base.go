@@ -19,7 +19,7 @@ func baseRules(b Base) []sbpl.Rule {
 	return nil
 }
 
-// Sources cited in the comments (details in sbpl.md §12, §13, §15):
+// Sources cited in the comments (where each lives: docs/sources.md):
 // Chromium common.sb (copied from Apple's dyld-support.sb), Apple system.sb
 // (macOS 10.15.2), Codex seatbelt_base_policy.sbpl and platform defaults,
 // Nix sandbox-defaults.sb, agent-safehouse 10-system-runtime.sb.
@@ -134,7 +134,7 @@ func baseV1() []sbpl.Rule {
 		{Effect: sbpl.Allow, Ops: []string{"signal"}, Filters: sameSandbox,
 			Comment: "signals within the run: SIGPIPE to itself (crbug 20370), kill and job control in shells (Codex base)"},
 		{Effect: sbpl.Allow, Ops: []string{"process-info*"}, Filters: sameSandbox,
-			Comment: "the run's own processes stay readable (the seed's R-25 text); others stay denied by the header and the process-access class"},
+			Comment: "the run's own processes stay readable (the Rust procage's R-25); others stay denied by the header and the process-access class"},
 	}
 	return rules
 }

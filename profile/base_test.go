@@ -110,7 +110,7 @@ func pathArgs(fs []*sbpl.Filter) []string {
 }
 
 // notKernelSpelling reports a path under one of the root links, which
-// Seatbelt never matches (sbpl.md §7).
+// Seatbelt never matches (Protonk VFS report; agent-sandbox.nix#82).
 func notKernelSpelling(path string) bool {
 	for _, l := range RootLinks {
 		if path == l || strings.HasPrefix(path, l+"/") {

@@ -44,17 +44,28 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 	return p
 }
 
+// decide decides a under every reading of Seatbelt (sim.Variants) and
+// fails unless all give the same verdict: a canary must hold whichever
+// one macOS follows. It returns the Default decision.
 func decide(t testing.TB, p profile.Policy, a sim.Access) sim.Decision {
 	t.Helper()
 	plan, err := profile.Lower(p, profile.Env{Home: home})
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
 	}
-	d, err := sim.Decide(plan.Profile, a)
-	if err != nil {
-		t.Fatalf("Decide(%s): %v", a, err)
+	var first sim.Decision
+	for i, v := range sim.Variants() {
+		d, err := v.Decide(plan.Profile, a)
+		if err != nil {
+			t.Fatalf("variant %v: Decide(%s): %v", v, a, err)
+		}
+		if i == 0 {
+			first = d
+		} else if d.Allowed != first.Allowed {
+			t.Errorf("%s: %s under variant %v but %s under the default reading", a, d, v, first)
+		}
 	}
-	return d
+	return first
 }
 
 type canary struct {
@@ -622,7 +633,6 @@ func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
 		{`(allow appleevent-send (appleevent-destination "com.apple.Terminal"))`, profile.ServiceManager},
 		{`(allow lsopen (require-not (literal "/x")))`, profile.ServiceManager},
 		{`(allow job-creation (literal "/x"))`, profile.ServiceManager},
-		{`(allow (with report) file-write-setugid file-write-data (subpath "/Users/alice"))`, profile.ProcessAccess},
 	}
 	for _, tc := range cases {
 		_, err := profile.New(profile.BaseV1, profile.Seatbelt(tc.rule))
@@ -636,9 +646,23 @@ func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
 	// Unfiltered allows stay accepted: the class's deny has the same shape
 	// and comes later, so it wins (broad's rules include them).
 	for _, op := range []string{"pseudo-tty", "lsopen", "job-creation", "iokit-open-user-client", "appleevent-send", "file-write-setugid"} {
-		if d := decide(t, broad(t, profile.Seatbelt("(allow "+op+")")), sim.Access{Op: op}); d.Allowed || d.Layer != profile.LayerHardDeny {
+		a := sim.Access{Op: op}
+		if op == "file-write-setugid" {
+			a.Path = home + "/bin/tool"
+		}
+		if d := decide(t, broad(t, profile.Seatbelt("(allow "+op+")")), a); d.Allowed || d.Layer != profile.LayerHardDeny {
 			t.Errorf("%s after (allow %s): %s, want denied by a class", op, op, d)
 		}
+	}
+	// A class's file deny is lowered with (subpath "/") (filterDenies), so
+	// it beats a filtered allow of the same operation under every reading
+	// of Seatbelt: accepted, and still denied.
+	p, err := profile.New(profile.BaseV1, profile.Seatbelt(`(allow (with report) file-write-setugid file-write-data (subpath "/Users/alice"))`))
+	if err != nil {
+		t.Fatalf("a filtered setugid allow: %v", err)
+	}
+	if d := decide(t, p, sim.Access{Op: "file-write-setugid", Path: home + "/bin/tool"}); d.Allowed || d.Layer != profile.LayerHardDeny {
+		t.Errorf("setugid after a filtered allow: %s, want denied by the process-access class", d)
 	}
 }
 
@@ -721,8 +745,17 @@ func TestCanaryCloneOntoHandoff(t *testing.T) {
 			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
 		}
 	}
-	if d := decide(t, p, sim.Access{Op: "file-clone", Path: home + "/src/repo/.git/objects/ab/cd"}); !d.Allowed {
-		t.Errorf("clone into git's data: %s, want allowed", d)
+	// Which path Seatbelt checks file-clone on is unmeasured (a check of
+	// the source alone would let a clone land on a handoff file), so while
+	// a class that names it is in force every clone is denied, git's data
+	// included; with those classes waived the caller's allow stands.
+	data := sim.Access{Op: "file-clone", Path: home + "/src/repo/.git/objects/ab/cd", Source: "/private/tmp/y/x"}
+	if d := decide(t, p, data); d.Allowed || d.Layer != profile.LayerHardDeny {
+		t.Errorf("clone into git's data: %s, want denied by the total clone deny", d)
+	}
+	w := broad(t, profile.Seatbelt(`(allow file-clone (subpath "`+home+`") (subpath "/private/tmp/y"))`), profile.Waive(profile.TrustHandoff, profile.Secrets))
+	if d := decide(t, w, data); !d.Allowed {
+		t.Errorf("clone into git's data with the classes waived: %s, want allowed", d)
 	}
 }
 

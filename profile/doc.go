@@ -35,8 +35,15 @@
 // policy a run-marker block whose parameters are bound per spawn. In
 // Seatbelt a rule naming a specific operation beats one naming a wildcard
 // whatever the order, so each hard-deny rule also names every specific
-// operation an allow names. A profile with more rules than [Env.Limit] is
-// a [*LimitError] before anything is compiled.
+// operation an allow names. Whether an unfiltered rule can override a
+// filtered one is not settled (Homebrew's tests rely on it not doing so),
+// so no deny relies on it: a hard or Seatbelt-layer deny without filters is
+// given one that matches every path or address, and one that cannot be
+// ([ErrUnfilteredDeny]) is refused where a filtered allow would compete.
+// Which path of a hard link Seatbelt checks is unmeasured too, so while a
+// class that protects files is in force no hard link or clone is allowed.
+// A profile with more rules than [Env.Limit] is a [*LimitError] before
+// anything is compiled.
 //
 // Lowering takes paths already in the kernel's spelling ([Env.Resolved],
 // from package pathresolve): a rule on /tmp/x never fires, because the

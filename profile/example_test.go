@@ -53,5 +53,5 @@ func ExampleParseJSON() {
 	fmt.Println(err)
 	// Output:
 	// {base v1; fs: read subpath /usr/share; network on} <nil>
-	// profile: netwrok: unknown field
+	// profile: line 1, column 26: netwrok: unknown field
 }

@@ -58,7 +58,30 @@ func hardDenyRulesEnv(c Class, env Env) []sbpl.Rule {
 	case ServiceManager:
 		rules = serviceManagerRules(home)
 	}
-	return rules
+	return filterDenies(append(rules, linkOpRules(rules)...))
+}
+
+// linkOpRules deny, everywhere, the link and clone operations a class's
+// rules name: which path Seatbelt checks file-link and file-clone on (the
+// new name, the existing file, or both) is unmeasured (the Protonk VFS
+// report notes that hard links make a vnode's path ambiguous), so a deny
+// on the protected paths alone might not stop linking a secret out, or a
+// prepared file in, under an allowed name. procage's layers never allow
+// them; only a Seatbelt-layer rule could.
+func linkOpRules(rules []sbpl.Rule) []sbpl.Rule {
+	var ops []string
+	for _, r := range rules {
+		for _, op := range r.Ops {
+			if (op == "file-link" || op == "file-clone") && !slices.Contains(ops, op) {
+				ops = append(ops, op)
+			}
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	return []sbpl.Rule{{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.Subpath("/")},
+		Comment: "no hard links or clones at all while the class is in force: which of their paths Seatbelt checks is unmeasured"}}
 }
 
 // notSameSandbox matches a target process outside the run: neither the
@@ -118,7 +141,7 @@ var secretPaths = []string{
 }
 
 // keychainServices hand out keychain items whatever the file rules say
-// (field-reports.md §6: anthropics/claude-code#44195, LeGambiArt/arapuca#52).
+// (anthropics/claude-code#44195, LeGambiArt/arapuca#52).
 var keychainServices = []*sbpl.Filter{
 	sbpl.F("global-name", "com.apple.SecurityServer"),
 	sbpl.F("global-name-prefix", "com.apple.securityd"),
@@ -192,7 +215,8 @@ func moveBlock(protected []string, class string) []sbpl.Rule {
 }
 
 // foldCase writes each ASCII letter of a regex as a [Xx] class: Seatbelt's
-// regex may not fold case and (?i) does not compile (sbpl.md §3).
+// regex may not fold case (constellation-works/orbit#494, unmeasured) and
+// (?i) does not compile (constellation-works/orbit#495).
 func foldCase(re string) string {
 	var b strings.Builder
 	for i := 0; i < len(re); i++ {

@@ -106,7 +106,7 @@ func broadPolicy(t testing.TB, opts ...Option) Policy {
 	return mustNew(t, append(base, opts...)...)
 }
 
-// The specificity property (sbpl.md §6): after Lower, every hard-deny rule
+// The specificity property (agent-safehouse ssh.bats, fence macos.go): after Lower, every hard-deny rule
 // names each concrete operation an allow in the profile names and one of
 // the rule's wildcards covers.
 func TestHardDenySpecificity(t *testing.T) {

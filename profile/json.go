@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // JSONVersion is the version of the policy's JSON form.
@@ -44,7 +46,7 @@ type jsonNetwork struct {
 // MarshalJSON writes the versioned JSON form ({"version":1, ...}).
 func (p Policy) MarshalJSON() ([]byte, error) {
 	if !p.validated {
-		return nil, errors.New("profile: cannot marshal a zero Policy; build policies with profile.New")
+		return nil, errors.New("profile: MarshalJSON on a zero Policy")
 	}
 	j := jsonPolicy{Version: JSONVersion, Base: p.base.String(), UnixSockets: p.sockets, MachLookup: p.mach, Fork: p.fork, ExecOnly: p.execOnly, Seatbelt: p.seatSrc}
 	for _, r := range p.fs {
@@ -87,16 +89,39 @@ func (p *Policy) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// ParseJSON reads a policy in its versioned JSON form.
+// ParseJSON reads a policy in its versioned JSON form (documented in
+// docs/policy.md). Keys are case-sensitive; an unknown key, a key given
+// twice, a value of the wrong type and an invalid value are each an
+// [*Error] naming the field (fs[0].subpath) with its line and column.
 func ParseJSON(r io.Reader) (Policy, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var j jsonPolicy
-	if err := dec.Decode(&j); err != nil {
-		return Policy{}, jsonError(err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return Policy{}, &Error{Err: err}
 	}
-	if dec.More() {
-		return Policy{}, &Error{Field: "json", Err: errors.New("trailing data after the policy object")}
+	loc := &locator{data: data, at: map[string]int64{}}
+	p, err := parseJSON(data, loc)
+	if err != nil {
+		return Policy{}, loc.locate(err)
+	}
+	return p, nil
+}
+
+func parseJSON(data []byte, loc *locator) (Policy, error) {
+	// The walk checks the document's shape: syntax, unknown and repeated
+	// keys, trailing data. encoding/json then fills the struct.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := loc.walk(dec, "", reflect.TypeFor[jsonPolicy]()); err != nil {
+		return Policy{}, err
+	}
+	end := loc.skip(dec.InputOffset())
+	if _, err := dec.Token(); err != io.EOF {
+		return Policy{}, &Error{Err: errTrailing, pos: end + 1}
+	}
+	var j jsonPolicy
+	dec = json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return Policy{}, jsonError(err, loc)
 	}
 	if j.Version != JSONVersion {
 		return Policy{}, &Error{Field: "version", Value: fmt.Sprint(j.Version), Err: fmt.Errorf("unsupported policy version (want %d)", JSONVersion)}
@@ -194,16 +219,208 @@ func renamed(field string, o Option) Option {
 	})
 }
 
+var errTrailing = errors.New("trailing data after the policy object")
+
 // jsonError names the field behind an encoding/json error.
-func jsonError(err error) error {
+func jsonError(err error, loc *locator) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return &Error{Field: te.Field, Err: fmt.Errorf("want a JSON %s, not %s", te.Type.Kind(), te.Value)}
+		path, off := loc.find(te.Field, te.Offset)
+		want := jsonKind[te.Type.Kind()]
+		if want == "" {
+			want = te.Type.Kind().String()
+		}
+		return &Error{Field: path, Err: fmt.Errorf("want %s, not %s", want, te.Value), pos: off + 1}
 	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &Error{Field: strings.Trim(msg, `"`), Err: errors.New("unknown field")}
+	return &Error{Err: err}
+}
+
+// jsonKind names a Go kind as a JSON value.
+var jsonKind = map[reflect.Kind]string{
+	reflect.Struct: "an object", reflect.Map: "an object", reflect.Slice: "an array",
+	reflect.String: "a string", reflect.Int: "a number", reflect.Bool: "true or false",
+}
+
+// locator records where each value of a JSON document starts, by field
+// path (fs[0].subpath), so that errors can name a line and column.
+type locator struct {
+	data []byte
+	at   map[string]int64
+}
+
+// skip returns the offset of the next token at or after off: past white
+// space and the separators encoding/json's Decoder leaves before it.
+func (l *locator) skip(off int64) int64 {
+	for off < int64(len(l.data)) {
+		switch l.data[off] {
+		case ' ', '\t', '\r', '\n', ',', ':':
+			off++
+			continue
+		}
+		break
 	}
-	return &Error{Field: "json", Err: err}
+	return off
+}
+
+// walk reads one value at path, whose Go form is t (nil: not checked),
+// recording offsets and refusing unknown and repeated keys.
+func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type) error {
+	start := l.skip(dec.InputOffset())
+	l.at[path] = start
+	tok, err := dec.Token()
+	if err != nil {
+		return l.syntax(err, start)
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			keyStart := l.skip(dec.InputOffset())
+			tok, err := dec.Token()
+			if err != nil {
+				return l.syntax(err, keyStart)
+			}
+			key := tok.(string)
+			field := key
+			if path != "" {
+				field = path + "." + key
+			}
+			if seen[key] {
+				return &Error{Field: field, Err: errors.New("repeated key"), pos: keyStart + 1}
+			}
+			seen[key] = true
+			ft, ok := fieldType(t, key)
+			if !ok {
+				return &Error{Field: field, Err: errors.New("unknown field"), pos: keyStart + 1}
+			}
+			if err := l.walk(dec, field, ft); err != nil {
+				return err
+			}
+		}
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && t.Kind() == reflect.Slice {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := l.walk(dec, fmt.Sprintf("%s[%d]", path, i), elem); err != nil {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	end := l.skip(dec.InputOffset())
+	if _, err := dec.Token(); err != nil {
+		return l.syntax(err, end)
+	}
+	return nil
+}
+
+// fieldType returns the type of the struct field of t whose JSON name is
+// key. A t that is not a struct accepts any key: encoding/json reports the
+// type mismatch.
+func fieldType(t reflect.Type, key string) (reflect.Type, bool) {
+	if t == nil || t.Kind() == reflect.Pointer && t.Elem().Kind() != reflect.Struct {
+		return nil, true
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, true
+	}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == key {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+// syntax turns a Decoder error into an *Error at its offset.
+func (l *locator) syntax(err error, at int64) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		at = se.Offset // the bytes before the offending one
+		return &Error{Err: errors.New(strings.TrimPrefix(se.Error(), "json: ")), pos: at + 1}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &Error{Err: errors.New("unexpected end of the policy"), pos: int64(len(l.data)) + 1}
+	}
+	return &Error{Err: err, pos: at + 1}
+}
+
+// find returns the recorded path that encoding/json's dotted field (no
+// indices) names and that starts last before off, with its offset.
+func (l *locator) find(field string, off int64) (string, int64) {
+	best, bestAt := field, int64(-1)
+	for p, at := range l.at {
+		if at < off && at > bestAt && stripIndices(p) == field {
+			best, bestAt = p, at
+		}
+	}
+	if bestAt < 0 {
+		return field, off
+	}
+	return best, bestAt
+}
+
+func stripIndices(p string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range p {
+		switch {
+		case r == '[':
+			depth++
+		case r == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// locate fills in the line and column of err's field, or of its nearest
+// recorded parent (fs[0] for a rule missing its path).
+func (l *locator) locate(err error) error {
+	var pe *Error
+	if !errors.As(err, &pe) {
+		return err
+	}
+	off := pe.pos - 1
+	if pe.pos == 0 {
+		for f := pe.Field; ; {
+			if at, ok := l.at[f]; ok {
+				off = at
+				break
+			}
+			i := strings.LastIndexAny(f, ".[")
+			if i < 0 {
+				break
+			}
+			f = f[:i]
+		}
+		if off < 0 {
+			off = l.at[""]
+		}
+	}
+	pe.Line, pe.Column = lineColumn(l.data, off)
+	return pe
+}
+
+// lineColumn turns a byte offset into a 1-based line and column (in
+// characters).
+func lineColumn(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
+		before = before[i+1:]
+	}
+	return line, utf8.RuneCount(before) + 1
 }
 
 // Equal reports whether two policies are the same.

@@ -39,28 +39,42 @@ func TestJSONRoundTrip(t *testing.T) {
 }
 
 func TestJSONErrors(t *testing.T) {
-	tests := []struct{ in, field, want string }{
-		{`{"version":2,"base":"v1"}`, "version", "unsupported policy version"},
-		{`{"base":"v1"}`, "version", "unsupported policy version"},
-		{`{"version":1}`, "base", "missing"},
-		{`{"version":1,"base":"v9"}`, "base", "unknown base"},
-		{`{"version":1,"base":"v1","colour":"red"}`, "colour", "unknown field"},
-		{`{"version":1,"base":"v1","fs":[{"access":["read"],"subpath":"rel"}]}`, "fs[0].subpath", "not absolute"},
-		{`{"version":1,"base":"v1","fs":[{"access":["fly"],"subpath":"/a"}]}`, "fs[0].access", "unknown access"},
-		{`{"version":1,"base":"v1","fs":[{"access":["read"]}]}`, "fs[0]", "missing literal or subpath"},
-		{`{"version":1,"base":"v1","fs":[{"access":["read"],"literal":"/a","subpath":"/b"}]}`, "fs[0]", "not both"},
-		{`{"version":1,"base":"v1","fs":[{"subpath":"/b"}]}`, "fs[0].access", "missing"},
-		{`{"version":1,"base":"v1","network":{"mode":"wifi"}}`, "network.mode", "unknown network mode"},
-		{`{"version":1,"base":"v1","network":{"mode":"off","ports":[1]}}`, "network.ports", "loopback and on modes only"},
-		{`{"version":1,"base":"v1","network":{"mode":"loopback"}}`, "network.ports", "names its ports"},
-		{`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[1],"any_port":true}}`, "network.any_port", "exclude"},
-		{`{"version":1,"base":"v1","fork":"yes"}`, "fork", "want a JSON bool"},
-		{`{"version":1,"base":"v1","exec_target_only":1}`, "exec_target_only", "want a JSON bool"},
-		{`{"version":1,"base":"v1","waive":["all"]}`, "waive[0]", "unknown hard-deny class"},
-		{`{"version":1,"base":"v1","seatbelt":["(allow nope)"]}`, "seatbelt[0]", "unknown operation"},
-		{`{"version":1,"base":"v1","mach_lookup":["a b"]}`, "mach_lookup[0]", "without spaces"},
-		{`{"version":1,"base":"v1"} {}`, "json", "trailing data"},
-		{`{"version":1,`, "json", "unexpected EOF"},
+	tests := []struct {
+		in, field, want string
+		line, col       int
+	}{
+		{`{"version":2,"base":"v1"}`, "version", "unsupported policy version", 1, 12},
+		{`{"base":"v1"}`, "version", "unsupported policy version", 1, 1},
+		{`{"version":1}`, "base", "missing", 1, 1},
+		{`{"version":1,"base":"v9"}`, "base", "unknown base", 1, 21},
+		{`{"version":1,"base":"v1","colour":"red"}`, "colour", "unknown field", 1, 26},
+		{`{"version":1,"base":"v1","network":{"mode":"on","Ports":[1]}}`, "network.Ports", "unknown field", 1, 49},
+		{`{"version":1,"base":"v1","fs":[{"access":["read"],"subpath":"rel"}]}`, "fs[0].subpath", "not absolute", 1, 61},
+		{"{\n  \"version\": 1,\n  \"base\": \"v1\",\n  \"fs\": [\n    {\"access\": [\"read\"], \"subpath\": \"/a\"},\n    {\"access\": [\"read\"], \"subpath\": \"b\"}\n  ]\n}",
+			"fs[1].subpath", "not absolute", 6, 37},
+		{`{"version":1,"base":"v1","fs":[{"access":["fly"],"subpath":"/a"}]}`, "fs[0].access", "unknown access", 1, 42},
+		{`{"version":1,"base":"v1","fs":[{"access":["read"]}]}`, "fs[0]", "missing literal or subpath", 1, 32},
+		{`{"version":1,"base":"v1","fs":[{"access":["read"],"literal":"/a","subpath":"/b"}]}`, "fs[0]", "not both", 1, 32},
+		{`{"version":1,"base":"v1","fs":[{"subpath":"/b"}]}`, "fs[0].access", "missing", 1, 32},
+		{`{"version":1,"base":"v1","fs":[{"access":"read","subpath":"/b"}]}`, "fs[0].access", "want an array, not string", 1, 42},
+		{`{"version":1,"base":"v1","fs":[{"access":["read",7],"subpath":"/b"}]}`, "fs[0].access[1]", "want a string, not number", 1, 50},
+		{`{"version":1,"base":"v1","network":{"mode":"wifi"}}`, "network.mode", "unknown network mode", 1, 44},
+		{`{"version":1,"base":"v1","network":{"mode":"off","ports":[1]}}`, "network.ports", "loopback and on modes only", 1, 58},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback"}}`, "network.ports", "names its ports", 1, 36},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[1],"any_port":true}}`, "network.any_port", "exclude", 1, 78},
+		{`{"version":1,"base":"v1","fork":"yes"}`, "fork", "want true or false, not string", 1, 33},
+		{`{"version":1,"base":"v1","exec_target_only":1}`, "exec_target_only", "want true or false, not number", 1, 45},
+		{`{"version":1,"base":"v1","waive":["all"]}`, "waive[0]", "unknown hard-deny class", 1, 35},
+		{`{"version":1,"base":"v1","seatbelt":["(allow nope)"]}`, "seatbelt[0]", "unknown operation", 1, 38},
+		{`{"version":1,"base":"v1","mach_lookup":["a b"]}`, "mach_lookup[0]", "without spaces", 1, 41},
+		{`{"version":1,"base":"v1","fork":true,"fork":false}`, "fork", "repeated key", 1, 38},
+		{`{"version":1,"base":"v1","network":{"mode":"on","mode":"off"}}`, "network.mode", "repeated key", 1, 49},
+		{`{"version":1,"base":"v1"} {}`, "", "trailing data", 1, 27},
+		{`{"version":1,`, "", "unexpected end of the policy", 1, 14},
+		{"{\"version\":1,\n\"base\" \"v1\"}", "", "invalid character", 2, 8},
+		{`[]`, "", "want an object, not array", 1, 1},
+		{``, "", "unexpected end of the policy", 1, 1},
+		{`{"version":1,"base":"v1","fs":[{"access":["read"],"subpath":"/é/x/../y"}]}`, "fs[0].subpath", "not normalised", 1, 61},
 	}
 	for _, tt := range tests {
 		_, err := ParseJSON(strings.NewReader(tt.in))
@@ -69,8 +83,12 @@ func TestJSONErrors(t *testing.T) {
 			t.Errorf("ParseJSON(%s) = %v, want a *profile.Error", tt.in, err)
 			continue
 		}
-		if pe.Field != tt.field || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseJSON(%s) = %q (field %q), want field %q mentioning %q", tt.in, err, pe.Field, tt.field, tt.want)
+		if pe.Field != tt.field || !strings.Contains(err.Error(), tt.want) || pe.Line != tt.line || pe.Column != tt.col {
+			t.Errorf("ParseJSON(%s) = %q (field %q at %d:%d), want field %q at %d:%d mentioning %q",
+				tt.in, err, pe.Field, pe.Line, pe.Column, tt.field, tt.line, tt.col, tt.want)
+		}
+		if strings.Contains(err.Error(), ": :") || strings.Contains(err.Error(), "json: ") {
+			t.Errorf("ParseJSON(%s) = %q: empty field or a nested prefix", tt.in, err)
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 // DefaultLimit is the largest number of rules a profile may have unless
 // the caller sets another: libsandbox aborts its caller on very large
-// profiles (sbpl.md §8), so the count is checked before compiling.
+// profiles (NixOS/nix#2311; "exceeds maximum (65535)" in
+// status-im/status-legacy#16353), so the count is checked before compiling.
 const DefaultLimit = 2000
 
 // Parameter names bound per spawn: a forking policy's run-marker block,
@@ -35,8 +36,9 @@ const (
 )
 
 // Grant extension classes named by every profile, so paths bound per
-// spawn as sandbox extensions are usable (libsandbox.md §9: a consumed
-// token grants nothing unless the profile names its class).
+// spawn as sandbox extensions are usable: a consumed token grants nothing
+// unless the profile names its class [confirmed: Chromium
+// seatbelt_extension_unittest.cc].
 const (
 	ExtensionRead      = "com.apple.app-sandbox.read"
 	ExtensionReadWrite = "com.apple.app-sandbox.read-write"
@@ -67,7 +69,7 @@ type Env struct {
 
 // RootLinks are the symbolic links at the root of a macOS system volume;
 // metadata on them is always allowed so grants bound later resolve
-// (procage-design.md §6).
+// [confirmed: the Rust procage 0.7.0's path canonicalisation].
 var RootLinks = []string{"/etc", "/tmp", "/var"}
 
 // Plan is a lowered policy: the profile and what must be bound per spawn.
@@ -91,11 +93,12 @@ func (p *Plan) Text() string {
 // Rules returns the number of rules in the profile.
 func (p *Plan) Rules() int { return len(p.Profile.Rules) }
 
-// LimitError reports a profile with more rules than the limit.
+// LimitError reports a profile with more rules than the limit. Merge paths
+// into fewer subpath rules, or raise the limit.
 type LimitError struct{ Rules, Limit int }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("profile: the profile has %d rules, more than the limit of %d; merge paths into fewer subpath rules or raise the compile limit", e.Rules, e.Limit)
+	return fmt.Sprintf("profile: %d rules, more than the limit of %d", e.Rules, e.Limit)
 }
 
 // Lower turns a policy into a Seatbelt profile, in layers: header
@@ -105,7 +108,7 @@ func (e *LimitError) Error() string {
 // run-marker block. The output is deterministic.
 func Lower(p Policy, env Env) (*Plan, error) {
 	if !p.validated {
-		return nil, fmt.Errorf("profile: Lower on a zero Policy; build policies with profile.New")
+		return nil, fmt.Errorf("profile: Lower on a zero Policy")
 	}
 	limit := env.Limit
 	if limit == 0 {
@@ -133,6 +136,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	// their specific operations too; among its own layer the caller's
 	// order and specificity stand.
 	allowed := allowedOps(rules)
+	seatbeltStart := len(rules)
 	for _, r := range p.seatbelt {
 		r = r.MapPaths(resolve)
 		if r.Effect == sbpl.Deny {
@@ -140,12 +144,16 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		}
 		add(LayerSeatbelt, r)
 	}
+	if err := checkUnfiltered(rules, seatbeltStart, seatbeltStart); err != nil {
+		return nil, err
+	}
 	var params []string
 	if p.execOnly {
 		add(LayerExec, execOnlyRules(allowedOps(rules))...)
 		params = append(params, ParamExecTarget)
 	}
 	allowed = allowedOps(rules)
+	hardStart := len(rules)
 	for _, c := range Classes() {
 		if p.Waived(c) {
 			continue
@@ -154,6 +162,9 @@ func Lower(p Policy, env Env) (*Plan, error) {
 			r.Ops = withSpecific(r.Ops, allowed)
 			add(LayerHardDeny, r)
 		}
+	}
+	if err := checkUnfiltered(rules, hardStart, hardStart); err != nil {
+		return nil, err
 	}
 	if p.fork {
 		add(LayerMarker, markerRules()...)
@@ -363,7 +374,9 @@ func execOnlyRules(allowed []string) []sbpl.Rule {
 // markerRules mark every process of a run: the profile denies every Mach
 // name with the parent's random prefix and allows exactly the run's marker,
 // so a sandbox_check from outside can tell the run's processes apart
-// (libsandbox.md §11, procage-design.md §4).
+// [inferred from the Rust procage 0.3.1's run marker,
+// https://docs.rs/crate/procage/0.3.1/source/src/macos/lifetime.rs;
+// docs/macos-backend.md describes the search].
 func markerRules() []sbpl.Rule {
 	return []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{sbpl.F("global-name-prefix", sbpl.Param(ParamRunPrefix))},
@@ -405,7 +418,8 @@ func sortedKeys(set map[string]bool) []string {
 // withSpecific extends a deny rule's operations with every operation an
 // allow names that one of its wildcards covers: in Seatbelt a rule naming a
 // more specific operation beats one naming a wildcard whatever the order
-// (sbpl.md §6: agent-safehouse ssh.bats, fence macos.go), so the deny must
+// [reported: agent-safehouse ssh.bats, measured; confirmed: fence
+// internal/sandbox/macos.go], so the deny must
 // name it too. A narrower wildcard counts as more specific [inferred].
 func withSpecific(ops, allowed []string) []string {
 	out := slices.Clone(ops)

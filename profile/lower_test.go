@@ -232,8 +232,8 @@ func TestLowerLimit(t *testing.T) {
 		if !errors.As(err, &le) || le.Limit != 100 || le.Rules <= 300 {
 			t.Fatalf("Lower = %v, want a *LimitError with limit 100 and more than 300 rules", err)
 		}
-		if !strings.Contains(err.Error(), "merge paths") {
-			t.Errorf("limit error does not say what to do: %v", err)
+		if want := fmt.Sprintf("profile: %d rules, more than the limit of 100", le.Rules); err.Error() != want {
+			t.Errorf("limit error = %q, want %q", err, want)
 		}
 	} else {
 		t.Fatal("Lower over the limit succeeded")

@@ -129,7 +129,7 @@ func parseNetworkMode(s string) (NetworkMode, error) {
 	case "on":
 		return NetworkOn, nil
 	}
-	return 0, fmt.Errorf("unknown network mode %q (want off, loopback or on)", s)
+	return 0, errors.New("unknown network mode (want off, loopback or on)")
 }
 
 // Class names a hard-deny class: rules lowered last in every profile,
@@ -138,7 +138,7 @@ type Class string
 
 const (
 	// ProcessAccess refuses other processes' arguments, environment and
-	// information, signals to them and their task ports (the seed's R-25).
+	// information, signals to them and their task ports (escape class R-25 in docs/threat-model.md).
 	ProcessAccess Class = "process-access"
 	// Secrets refuses the user's credential stores (~/.ssh, ~/.aws, ...),
 	// reads and writes. Waiving it also reopens writes there, and some of
@@ -326,6 +326,14 @@ func Waive(classes ...Class) Option {
 // broad allow (see [Broad]) the policy does not accept by name and a
 // filtered allow of an operation a class in force denies without a filter
 // ([ErrClassAllow]).
+//
+// A deny without filters is given one that matches every path (file and
+// exec operations) or address (network operations), so it overrides
+// filtered allows, the caller's own included, whatever Seatbelt's
+// precedence between filtered and unfiltered rules; [Lower] refuses
+// ([ErrUnfilteredDeny]) an unfiltered deny of another operation that a
+// filtered allow of the layers before would have to yield to, (deny
+// default) among them: it stands for every operation those layers allow.
 func Seatbelt(rules string) Option {
 	return optionFunc(func(p *Policy) error {
 		parsed, err := sbpl.ParseRules(rules)
@@ -341,7 +349,7 @@ func Seatbelt(rules string) Option {
 			}
 			parsed[i].Comment, parsed[i].Layer = "", ""
 		}
-		p.seatbelt = append(p.seatbelt, parsed...)
+		p.seatbelt = append(p.seatbelt, filterDenies(parsed)...)
 		p.seatSrc = append(p.seatSrc, rules)
 		return nil
 	})
@@ -426,8 +434,8 @@ func (p *Policy) checkBroad() error {
 // ErrClassAllow is wrapped by the error for a filtered Seatbelt-layer
 // allow naming an operation that a hard-deny class in force denies without
 // a filter (lsopen, appleevent-send, job-creation, iokit-open-user-client,
-// pseudo-tty, file-write-setugid: no filter is known to match every
-// instance). The class would beat it only if Seatbelt ranks a later
+// pseudo-tty: no filter is known to match every instance; a class's file
+// and network denies are lowered with one that does, see [Lower]). The class would beat it only if Seatbelt ranks a later
 // unfiltered deny above an earlier filtered allow, which is unmeasured; the
 // allow is refused instead of depending on it. Waive the class to allow the
 // operation.
@@ -472,7 +480,7 @@ func New(base Base, opts ...Option) (Policy, error) {
 // With returns a copy of p with more options applied; p is unchanged.
 func (p Policy) With(opts ...Option) (Policy, error) {
 	if !p.validated {
-		return Policy{}, errors.New("profile: Policy.With on a zero Policy; build policies with profile.New")
+		return Policy{}, errors.New("profile: Policy.With on a zero Policy")
 	}
 	return p.with(opts)
 }
@@ -666,16 +674,31 @@ func (p Policy) String() string {
 
 // Error reports an invalid policy part, naming the field and the value.
 type Error struct {
-	Field string
+	Field string // e.g. "fs[0].subpath"; "" for the JSON document itself
 	Value string
-	Err   error
+	// Line and Column (1-based, in characters) locate the error in a JSON
+	// policy read by ParseJSON; 0 otherwise.
+	Line, Column int
+	Err          error
+
+	pos int64 // byte offset+1 in the JSON document; 0 unknown
 }
 
 func (e *Error) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("profile: %s: %v", e.Field, e.Err)
+	var b strings.Builder
+	b.WriteString("profile: ")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Column)
 	}
-	return fmt.Sprintf("profile: %s %q: %v", e.Field, e.Value, e.Err)
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		if e.Value != "" {
+			fmt.Fprintf(&b, " %q", e.Value)
+		}
+		b.WriteString(": ")
+	}
+	fmt.Fprint(&b, e.Err)
+	return b.String()
 }
 func (e *Error) Unwrap() error { return e.Err }
 

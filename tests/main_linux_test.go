@@ -57,6 +57,26 @@ func runHelper(name string) int {
 			fmt.Println("other:", err)
 		}
 		return 0
+	case "orphan":
+		// Start a caged sleep, print its pid, and wait to be killed.
+		pol, err := profile.New(profile.BaseV1)
+		if err != nil {
+			fmt.Println("policy:", err)
+			return 1
+		}
+		c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
+		if err != nil {
+			fmt.Println("new:", err)
+			return 1
+		}
+		cmd := c.Command(context.Background(), "/bin/sleep", "600")
+		if err := cmd.Start(); err != nil {
+			fmt.Println("start:", err)
+			return 1
+		}
+		fmt.Println(cmd.Process.Pid)
+		time.Sleep(time.Minute)
+		return 0
 	case "fds":
 		// Print every open descriptor above stderr (fcntl F_GETFD only).
 		var open []string
@@ -80,36 +100,6 @@ func requireCage(tb testing.TB) {
 	if err := cage.Probe().Err(); err != nil {
 		tb.Fatalf("Probe: %v", err)
 	}
-}
-
-func newCage(tb testing.TB, pol profile.Policy, opts ...cage.Option) *cage.Cage {
-	tb.Helper()
-	c, err := cage.New(pol, opts...)
-	if err != nil {
-		tb.Fatalf("cage.New: %v", err)
-	}
-	return c
-}
-
-func policy(tb testing.TB, opts ...profile.Option) profile.Policy {
-	tb.Helper()
-	p, err := profile.New(profile.BaseV1, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p
-}
-
-// run runs name in c and returns stdout and stderr.
-func run(tb testing.TB, c *cage.Cage, name string, args ...string) (string, string, error) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := c.Command(ctx, name, args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	return out.String(), errb.String(), err
 }
 
 // mustRefuse checks that a command failed with a permission error:

@@ -25,7 +25,7 @@ import (
 	"github.com/procage-go/procage/profile"
 )
 
-// TestProgramsUnderBaseV1: the seed's program list runs with correct output
+// TestProgramsUnderBaseV1: the Rust procage's program list runs with correct output
 // under Base V1 alone.
 func TestProgramsUnderBaseV1(t *testing.T) {
 	requireUnsandboxed(t)

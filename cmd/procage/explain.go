@@ -1,25 +1,30 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile/sim"
 )
 
 func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
+	if wantsProfile(args) {
+		return cmdExplainProfile(args, stdout, stderr)
+	}
 	var pf policyFlags
-	fs := newFlagSet("explain", "explain [policy flags] OPERATION ARGUMENT\n\n"+
+	fs := newFlagSet("explain", "explain [policy flags] [--backend macos|linux] [--json] OPERATION ARGUMENT\n\n"+
 		"Says whether the cage's profile allows OPERATION on ARGUMENT, and which rule\n"+
 		"decides, using procage's model of Seatbelt (nothing runs). ARGUMENT is a path\n"+
 		"for file-* and process-exec*, host:port or a Unix socket path for network-*,\n"+
 		"a name for mach-lookup and sysctl-*, a target (self, others, same-sandbox)\n"+
 		"for signal and process-info*. Exit status: 0 allowed, 1 denied, 2 bad input.", stdout)
 	pf.register(fs)
-	if err := parse(fs, args); err != nil {
+	// explain models Seatbelt, so it explains the macOS plan by default.
+	backendName := fs.String("backend", "macos", "explain the plan for `OS`: macos (off macOS: paths resolved against a simulated Mac, home /Users/$USER); Seatbelt is the only sandbox explain models")
+	asJSON := fs.Bool("json", false, "print a JSON object (access, allowed, rule, layer, text, default, kernel paths) instead of text")
+	if err := fs.parse(args); err != nil {
 		return 2, err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
@@ -28,39 +33,68 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	op, arg := fs.Arg(0), fs.Arg(1)
 	access, err := sim.ParseAccess(op, arg)
 	if err != nil {
-		return 2, usagef("%v", err)
+		return 2, err
 	}
-	// explain simulates Seatbelt, so it needs the macOS plan.
-	c, err := prepare(&pf, fs, cage.WithBackend(cage.BackendMacOS))
+	b, err := newBackend(*backendName)
+	if err != nil {
+		return 2, err
+	}
+	c, err := prepare(&pf, fs, b, stderr)
 	if err != nil {
 		return 2, err
 	}
 	// The kernel checks the resolved path, so the access is resolved the way
 	// the cage resolved the policy.
-	r, err := pathresolve.NewHost()
-	if err != nil {
-		return 1, err
+	type kernelPath struct {
+		Path   string `json:"path"`
+		Kernel string `json:"kernel"`
 	}
+	var resolved []kernelPath
 	for _, p := range []*string{&access.Path, &access.Addr} {
 		if !strings.HasPrefix(*p, "/") {
 			continue
 		}
-		res, err := r.Resolve(*p)
+		res, err := b.resolver.Resolve(*p)
 		if err != nil {
-			return 2, usagef("%v", err)
+			return 2, &inputError{where: op + " " + arg, err: err}
 		}
 		if res.Path != *p {
-			fmt.Fprintf(stdout, "; %s is %s to the kernel\n", *p, res.Path)
+			resolved = append(resolved, kernelPath{*p, res.Path})
 		}
 		*p = res.Path
 	}
-	d, err := sim.Decide(c.PlanRules().Profile, access)
+	pr := c.PlanRules()
+	if pr == nil {
+		return 2, badValuef("--backend %s: explain models Seatbelt only; use --backend macos", b.name)
+	}
+	d, err := sim.Decide(pr.Profile, access)
 	if err != nil {
 		return 2, err
 	}
-	fmt.Fprintln(stdout, d)
+	code := 0
 	if !d.Allowed {
-		return 1, nil
+		code = 1
 	}
-	return 0, nil
+	if *asJSON {
+		out := struct {
+			Backend   string       `json:"backend"`
+			Operation string       `json:"operation"`
+			Argument  string       `json:"argument"`
+			Resolved  []kernelPath `json:"resolved"`
+			Allowed   bool         `json:"allowed"`
+			Default   bool         `json:"default"`
+			Rule      int          `json:"rule"`
+			Layer     string       `json:"layer"`
+			Text      string       `json:"text"`
+			Decision  string       `json:"decision"`
+		}{b.name, d.Op, arg, append([]kernelPath{}, resolved...), d.Allowed, d.Default, d.Rule, d.Layer, d.Text, d.String()}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return code, enc.Encode(out)
+	}
+	for _, r := range resolved {
+		fmt.Fprintf(stdout, "; %s is %s to the kernel\n", r.Path, r.Kernel)
+	}
+	fmt.Fprintln(stdout, d)
+	return code, nil
 }

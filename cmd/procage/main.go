@@ -1,9 +1,16 @@
-// Command procage shows and runs Seatbelt cages.
+// Command procage shows and runs sandboxed commands (cages).
 //
-//	procage plan --read /usr/share --network loopback --port 8080   # print the profile and the path rewrites
+//	procage plan --backend macos --read /usr/share --network loopback --port 8080   # print the path rewrites and the Seatbelt profile
 //	procage explain --read /usr/share file-read-data /usr/share/dict/words
-//	procage run --read /usr/share -- /bin/cat /usr/share/dict/words   # macOS only
-//	procage probe                                          # macOS only
+//	procage run --read /usr/share -- /bin/ls /usr/share   # macOS and Linux
+//	procage probe                                         # can this host cage?
+//	procage --version
+//
+// Help goes to standard output with exit status 0. Bad input is one line
+// on standard error and exit status 2; nothing is written to standard
+// output. procage run passes on the command's exit status, and exits 127
+// when the command cannot be found and 126 when it cannot be executed, as
+// shells do.
 //
 // It is an example tool built on package cage; its flags and output carry
 // no compatibility guarantee.
@@ -16,31 +23,39 @@ import (
 	"os"
 )
 
-const usage = `procage runs commands in a macOS Seatbelt sandbox (a cage).
+const usage = `procage runs commands in a sandbox (a cage): Seatbelt on macOS,
+Landlock and seccomp on Linux.
 
 Usage:
-  procage plan    [policy flags] [--json]           print the path rewrites and the Seatbelt profile
-  procage explain [policy flags] OPERATION ARGUMENT  say whether the profile allows an access, and which rule decides
-  procage run     [policy flags] -- COMMAND [ARG...] run COMMAND in the cage (macOS only)
-  procage probe                                     check that this host can cage (macOS only)
+  procage plan    [policy flags] [--backend OS] [--json]         print the path rewrites and the plan (macos: the Seatbelt profile)
+  procage explain [policy flags] [--backend OS] [--json] OP ARG  say whether the profile allows an access, and which rule decides
+  procage run     [policy flags] -- COMMAND [ARG...]             run COMMAND in the cage (macOS and Linux)
+  procage probe   [--json]                                       check that this host can cage
+  procage --version                                              print procage's version
 
-Run 'procage COMMAND --help' for the flags of a command.
-Exit status: 0 success (explain: allowed), 1 failure (explain: denied; run: the
-command failed), 2 bad input or unsupported host.
+Run 'procage COMMAND --help' for the flags of a command. --backend macos
+previews what a Mac would get from any OS (off macOS, against a simulated
+Mac file system); a policy file's format is in docs/policy.md.
+Exit status: 0 success (explain: allowed), 1 failure (explain: denied),
+2 bad input or unsupported host; run: the command's own status, 126 if it
+cannot be executed, 127 if it cannot be found.
 `
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is procage with args (without the program name): it returns the exit
+// status. Tests call it in-process.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprintf(stderr, "procage: missing command; see 'procage --help'\n")
 		return 2
 	}
+	name := args[0]
 	var err error
 	code := 0
-	switch args[0] {
+	switch name {
 	case "plan":
 		err = cmdPlan(args[1:], stdout, stderr)
 	case "explain":
@@ -48,24 +63,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		code, err = cmdRun(args[1:], stdout, stderr)
 	case "probe":
-		err = cmdProbe(args[1:], stdout, stderr)
+		code, err = cmdProbe(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, "procage", version(readBuildInfo))
+		return 0
 	default:
-		fmt.Fprintf(stderr, "procage: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "procage: unknown command %q; see 'procage --help'\n", name)
 		return 2
 	}
-	if err != nil {
-		if errors.Is(err, errHelp) {
-			return 0
-		}
-		fmt.Fprintf(stderr, "procage %s: %v\n", args[0], err)
-		var ue *usageError
-		if errors.As(err, &ue) || errors.Is(err, errors.ErrUnsupported) {
-			return 2
-		}
-		return 1
+	if err == nil {
+		return code
 	}
-	return code
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	fmt.Fprintf(stderr, "procage %s: %s\n", name, describe(err))
+	var ue *usageError
+	if errors.As(err, &ue) && ue.hint {
+		fmt.Fprintf(stderr, "see 'procage %s --help'\n", name)
+	}
+	if code != 0 {
+		return code
+	}
+	if isBadInput(err) {
+		return 2
+	}
+	return 1
 }

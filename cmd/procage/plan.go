@@ -3,80 +3,126 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"path"
 
 	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/sim"
 )
 
-// errHelp is returned after a command printed its --help.
-var errHelp = errors.New("help requested")
-
-// newFlagSet returns a flag set that prints its usage to stdout on --help
-// and reports errors (not usage) through the returned error.
-func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: procage %s\n\nFlags:\n", synopsis)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	return fs
-}
-
-// parse parses args, turning flag errors into usage errors.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return errHelp
-		}
-		return usagef("%v", err)
-	}
-	return nil
-}
-
-// prepare builds the cage the policy flags describe: the same path
-// resolution and lowering a caller of package cage gets.
-func prepare(pf *policyFlags, fs *flag.FlagSet, opts ...cage.Option) (*cage.Cage, error) {
-	p, err := pf.policy(setFlags(fs))
+// prepare builds the cage the policy flags describe for backend b: the same
+// path resolution and lowering a caller of package cage gets. Warnings go
+// to stderr.
+func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ...cage.Option) (*cage.Cage, error) {
+	set := setFlags(fs)
+	p, err := pf.policy(set)
 	if err != nil {
 		return nil, err
 	}
-	c, err := cage.New(p, append([]cage.Option{cage.WithCompileLimit(pf.limit)}, opts...)...)
-	var le *cage.LimitError
-	var ce *cage.CaseSensitiveError
-	var pe *pathresolve.PathError
-	switch {
-	case errors.As(err, &le):
-		return nil, usagef("--limit %d: %v", pf.limit, err)
-	case errors.As(err, &ce), errors.As(err, &pe):
-		return nil, usagef("%v", err)
+	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit)}, opts...)
+	opts = append(opts, b.opts...)
+	c, err := cage.New(p, opts...)
+	var le *profile.LimitError
+	if errors.As(err, &le) && set["limit"] {
+		return nil, &inputError{where: fmt.Sprintf("--limit %d", pf.limit), err: err}
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	warn(c, b, fs.Name(), stderr)
+	return c, nil
+}
+
+// warn prints one line for each policy rule the hard-deny classes override
+// entirely, and for write access to the home directory or to /.
+func warn(c *cage.Cage, b *backend, cmd string, stderr io.Writer) {
+	var prof *sbpl.Profile
+	if pr := c.PlanRules(); pr != nil { // nil: not a Seatbelt plan
+		prof = pr.Profile
+	}
+	home := c.Home()
+	for _, r := range c.Policy().FSRules() {
+		kernel := r.Path
+		if b.resolver != nil {
+			if res, err := b.resolver.Resolve(r.Path); err == nil {
+				kernel = res.Path
+			}
+		}
+		if r.Access&profile.AccessWrite != 0 && (kernel == "/" || kernel == home) {
+			what := "/"
+			if kernel == home {
+				what = "the home directory " + home
+			}
+			fmt.Fprintf(stderr, "procage %s: warning: write access to %s: the target may change everything there the hard-deny classes do not protect\n", cmd, what)
+		}
+		for _, op := range accessOps(r.Access) {
+			probes := []string{kernel}
+			if r.Target == profile.Subpath {
+				probes = append(probes, path.Join(kernel, "procage-probe"))
+			}
+			if prof != nil && overridden(prof, op, probes) {
+				fmt.Fprintf(stderr, "procage %s: warning: the hard-deny classes override the rule %s entirely (procage explain %s %s says which; --waive lifts a class)\n", cmd, r, op, kernel)
+				break
+			}
+		}
+	}
+}
+
+// accessOps are the concrete operations an access grants, one per access
+// bit.
+func accessOps(a profile.Access) []string {
+	var ops []string
+	if a&profile.AccessRead != 0 {
+		ops = append(ops, "file-read-data")
+	}
+	if a&profile.AccessWrite != 0 {
+		ops = append(ops, "file-write-data")
+	}
+	if a&profile.AccessExec != 0 {
+		ops = append(ops, "process-exec")
+	}
+	return ops
+}
+
+// overridden reports whether a hard-deny rule decides op on every path.
+func overridden(prof *sbpl.Profile, op string, paths []string) bool {
+	for _, p := range paths {
+		d, err := sim.Decide(prof, sim.Access{Op: op, Path: p, VnodeType: "REGULAR-FILE"})
+		if err != nil || d.Allowed || d.Layer != profile.LayerHardDeny {
+			return false
+		}
+	}
+	return true
 }
 
 func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	var pf policyFlags
-	fs := newFlagSet("plan", "plan [policy flags] [--json]", stdout)
+	fs := newFlagSet("plan", "plan [policy flags] [--backend macos|linux] [--json]", stdout)
 	pf.register(fs)
+	backendName := registerBackend(fs)
 	asJSON := fs.Bool("json", false, "print a JSON object (policy, rewrites, params, rules, profile) instead of SBPL text")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (paths go after --read, --write or --exec)", fs.Arg(0))
 	}
-	// The Seatbelt plan, from any OS, until a flag picks the backend.
-	c, err := prepare(&pf, fs, cage.WithBackend(cage.BackendMacOS))
+	b, err := newBackend(*backendName)
 	if err != nil {
 		return err
 	}
+	c, err := prepare(&pf, fs, b, stderr)
+	if err != nil {
+		return err
+	}
+	seatbelt := c.PlanRules() != nil // else another backend's plan, whose text says what it is
 	plan := c.PlanRules()
+	if !seatbelt {
+		plan = &profile.Plan{Profile: &sbpl.Profile{}}
+	}
 	if *asJSON {
 		type rewrite struct {
 			From   string `json:"from"`
@@ -85,12 +131,14 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 			Via    string `json:"via,omitempty"`
 		}
 		out := struct {
+			Backend  string    `json:"backend"`
+			Home     string    `json:"home"`
 			Policy   any       `json:"policy"`
 			Rewrites []rewrite `json:"rewrites"`
 			Params   []string  `json:"params"`
 			Rules    int       `json:"rules"`
 			Profile  string    `json:"profile"`
-		}{Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.Rules(), Profile: c.Plan()}
+		}{Backend: b.name, Home: c.Home(), Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.Rules(), Profile: c.Plan()}
 		for _, r := range c.Rewrites() {
 			out.Rewrites = append(out.Rewrites, rewrite{From: r.From, To: r.To, Reason: r.Reason.String(), Via: r.Via})
 		}
@@ -99,7 +147,12 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(out)
 	}
 	// Rewrites are SBPL comments, so the whole output is a valid profile.
-	fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.Rules())
+	if seatbelt {
+		fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.Rules())
+	}
+	if b.simulated {
+		fmt.Fprintf(stdout, "; paths resolved against a simulated macOS file system (home %s)\n", c.Home())
+	}
 	for _, r := range c.Rewrites() {
 		fmt.Fprintf(stdout, "; rewrite: %s -> %s (%s %s)\n", r.From, r.To, r.Reason, r.Via)
 	}

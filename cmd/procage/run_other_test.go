@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +25,16 @@ func TestRunUnsupported(t *testing.T) {
 	code, out, errs := runCLI(t, "probe")
 	if code != 2 || !strings.Contains(out, "apply FAILED") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "probe", "--json")
+	var got struct {
+		OSBuild       string `json:"os_build"`
+		OK            bool
+		Apply, Marker *string
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 2 || got.OK || got.OSBuild != runtime.GOOS ||
+		got.Apply == nil || !strings.Contains(*got.Apply, "unsupported on "+runtime.GOOS) || got.Marker == nil {
+		t.Errorf("probe --json: exit %d, %q (%v), stderr %q", code, out, err, errs)
 	}
 	if code, _, errs := runCLI(t, "run", "--read", "/usr"); code != 2 || !strings.Contains(errs, "missing COMMAND") {
 		t.Errorf("run without a command: exit %d, %q", code, errs)

@@ -139,3 +139,16 @@ var ErrInvalidAttr = errors.New("forkexec: invalid Attr")
 // StepApply call or no StepConfirm call with a result pointer: the engine
 // never starts a target it cannot prove sandboxed.
 var ErrNotSandboxed = errors.New("forkexec: Attr has no apply and confirm calls; refusing to start an unsandboxed child")
+
+// KeptAbove returns the lowest descriptor number the child's descriptor
+// shuffle for files cannot overwrite: it dup2s onto 0..len(files)-1 and
+// onto numbers from just above every caller's fd upwards, one per moved fd
+// and one for its status pipe. A descriptor a [Call] names after
+// StepStdio (a Landlock ruleset, say) must be at least this number.
+func KeptAbove(files []uintptr) int {
+	top := len(files)
+	for _, f := range files {
+		top = max(top, int(min(f, 1<<30)))
+	}
+	return top + 1 + len(files) + 1
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // darwin calls libc through dlsym'd pointers and the runtime's
-// push-linknamed raw libc callers (go-fork.md §3 option B): no assembly,
+// push-linknamed raw libc callers, as x/sys calls libc: no assembly,
 // no cgo. rawSyscall/rawSyscall6 are nosplit and norace, run the C function
 // on g0 without entering the scheduler, and report errno when the result is
 // -1 as an int32 [confirmed: Go 1.26 syscall/syscall_darwin.go].
@@ -134,7 +134,8 @@ const procPidListFDs = 1
 // profile applies (StepApply's position, after the fd shuffle) and marks
 // them at StepCloexec; apply, confirm and consume create no descriptors
 // [inferred]. So the profile needs no process-info rule for the listing
-// (proc_info is gated by Seatbelt's process-info*, go-fork.md §9); what the
+// (proc_info is gated by Seatbelt's process-info*: xnu
+// bsd/kern/proc_info.c, proc_security_policy); what the
 // child still does after apply is fcntl(F_SETFD), write and _exit on the
 // status pipe (syscall-unix, left open by (version 1)'s prelude [reported])
 // and execve (process-exec plus file-read*/file-map-executable of the

@@ -10,8 +10,8 @@ import (
 // The raw Sandbox system calls the forked child issues, and the argument
 // blocks it passes. Everything here is built in ordinary Go memory before
 // fork, so the child only hands pointers to __mac_syscall. None of it is
-// documented by Apple: every value names its source; markers as in
-// /work/shared/reference/README.md (libsandbox.md §8).
+// documented by Apple: every value names its source and a marker
+// (docs/sources.md explains both).
 
 // SysMacSyscall is the BSD system call number of
 // __mac_syscall(char *policy, int call, user_addr_t arg).
@@ -27,7 +27,7 @@ const SysMacSyscall = 381
 var PolicyName = [8]byte{'S', 'a', 'n', 'd', 'b', 'o', 'x', 0}
 
 // Call numbers of the "Sandbox" policy. [reported: Finch (macOS 26.4); each
-// cross-checked by an independent source as listed in libsandbox.md §8.2]
+// cross-checked by the independent source named beside it]
 const (
 	CallApply   = 0 // set profile from bytecode; also Protonk 14.4.1 trace
 	CallCheck   = 2 // sandbox_check*; also Finch dyld shim, an obfuscator write-up
@@ -78,7 +78,7 @@ func (c *ApplyCall) Arg() unsafe.Pointer { return unsafe.Pointer(&c.block) }
 // decompile]
 const CheckBlockSize = 0xa0
 
-// checkBlock is the call-2 argument. [reported: Finch; libsandbox.md §8.4]
+// checkBlock is the call-2 argument. [reported: Finch]
 type checkBlock struct {
 	_      structs.HostLayout
 	result *uint64 // 0x00 out: non-zero = denied / sandboxed
@@ -108,7 +108,7 @@ func (c *CheckCall) Arg() unsafe.Pointer { return unsafe.Pointer(&c.block) }
 func (c *CheckCall) Result() *uint64 { return &c.result }
 
 // NewSelfCheck prepares "is pid sandboxed": result pointer and pid set,
-// everything else zero. [inferred from the §8.4 layout; the libsystem form
+// everything else zero. [inferred from checkBlock's layout; the libsystem form
 // sandbox_check(pid, NULL, SANDBOX_FILTER_NONE) is confirmed: Chromium IsSandboxed]
 func NewSelfCheck(pid int) *CheckCall {
 	c := &CheckCall{}
@@ -120,7 +120,7 @@ func NewSelfCheck(pid int) *CheckCall {
 // NewMarkerCheck prepares the run-marker query: may pid look up the global
 // Mach service globalName? Operation "mach-lookup", kernel filter kind 6
 // (global-name), no-report, so the probe stays out of the violation log.
-// [inferred: procage 0.3.1 lifetime.rs marker design; kinds and flags as in
+// [inferred: the Rust procage 0.3.1's run marker; kinds and flags as in
 // NewCheck]
 func NewMarkerCheck(pid int, globalName string) (*CheckCall, error) {
 	return NewCheck(pid, "mach-lookup", FilterGlobalName, globalName, CheckNoReport)
@@ -146,7 +146,7 @@ func NewCheck(pid int, op string, ft FilterType, arg string, flags CheckFlags) (
 	} else {
 		kind, ok := kernelFilterKind[ft]
 		if !ok {
-			return nil, fmt.Errorf("libsandbox: check: filter type %d has no string-argument kernel form; use a string filter: %w", ft, ErrInvalidArgument)
+			return nil, fmt.Errorf("libsandbox: check: filter type %d has no string-argument kernel form: %w", ft, ErrInvalidArgument)
 		}
 		b, err := cString("filter argument", arg)
 		if err != nil {
@@ -166,7 +166,7 @@ func NewCheck(pid int, op string, ft FilterType, arg string, flags CheckFlags) (
 
 // kernelFilterKind maps the public enum to call 2's filter kind, for the
 // filters whose argument is one string. [reported: Finch; the same mapping in
-// the iOS18 decompile of sandbox_check_common; libsandbox.md §7]
+// the iOS18 decompile of sandbox_check_common]
 var kernelFilterKind = map[FilterType]uint64{
 	FilterPath:                  1,
 	FilterGlobalName:            6,
@@ -179,7 +179,7 @@ var kernelFilterKind = map[FilterType]uint64{
 	FilterXPCServiceName:        50,
 }
 
-// Call 2's own flag bits. [reported: Finch; libsandbox.md §8.4]
+// Call 2's own flag bits. [reported: Finch]
 var kernelFlag = []struct {
 	public CheckFlags
 	kernel uint64
@@ -211,7 +211,7 @@ func kernelCheckFlags(f CheckFlags) (uint64, error) {
 // zero-padded to eight words like the apply block [inferred].
 const ConsumeBlockSize = 8 * 8
 
-// consumeBlock is the call-6 argument. [reported: Finch; libsandbox.md §8.5]
+// consumeBlock is the call-6 argument. [reported: Finch]
 type consumeBlock struct {
 	_      structs.HostLayout
 	token  *byte  // 0x00 token string

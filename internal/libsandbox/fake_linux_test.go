@@ -184,7 +184,7 @@ func TestFakeProfileLayout(t *testing.T) {
 		t.Errorf("Go cProfile vs C profile_t layout (-Go +C):\n%s", diff)
 	}
 	if want.Size != 24 {
-		t.Errorf("sizeof(cProfile) = %d, want 24 (libsandbox.md §3)", want.Size)
+		t.Errorf("sizeof(cProfile) = %d, want 24 (Chromium seatbelt.cc, WebKit SandboxSPI.h)", want.Size)
 	}
 }
 

@@ -30,7 +30,8 @@ type cProfile struct {
 }
 
 // maxBytecode bounds a copy from a corrupt profile. Real profiles are at most
-// a few hundred KiB (the compiler caps rule tables at 65535, sbpl.md §8).
+// a few hundred KiB (the compiler caps serialized tables at 65535 bytes:
+// status-im/status-legacy#16353, moonbitlang/openseek#1296).
 const maxBytecode = 64 << 20
 
 // maxCString bounds a read of a C string from the library.
@@ -102,7 +103,7 @@ func open(libsandboxPath, libsystemPath string) (*Lib, error) {
 		}
 		l.addr[id] = a
 	}
-	// Signatures: libsandbox.md §2.
+	// Signatures: Chromium seatbelt.cc, WebKit SandboxSPI.h.
 	purego.RegisterFunc(&l.compileString, l.addr[symCompileString])
 	purego.RegisterFunc(&l.freeProfile, l.addr[symFreeProfile])
 	purego.RegisterFunc(&l.createParams, l.addr[symCreateParams])
@@ -168,7 +169,7 @@ func (l *Lib) Compile(text string, params []Param) ([]byte, error) {
 		for i := 0; i < len(offs); i += 2 {
 			if r := l.setParam(cparams, &pbuf[offs[i]], &pbuf[offs[i+1]]); r != 0 {
 				l.freeParams(cparams)
-				return nil, fmt.Errorf("libsandbox: sandbox_set_param(%q) returned %d; rename or drop the parameter", params[i/2].Key, r)
+				return nil, fmt.Errorf("libsandbox: sandbox_set_param(%q) returned %d", params[i/2].Key, r)
 			}
 		}
 	}
@@ -228,8 +229,8 @@ func (l *Lib) IsSandboxed(pid int) (bool, error) {
 // denied.
 //
 // sandbox_check is variadic and darwin/arm64 passes variadic arguments on the
-// stack, where purego's register-first calls do not put them (libsandbox.md
-// §7). So sandbox_check is only called without a filter argument
+// stack, where purego's register-first calls do not put them [inferred
+// from the arm64 calling convention and purego's SyscallN]. So sandbox_check is only called without a filter argument
 // (FilterNone: fixed arguments only, identical on every ABI), and a filtered
 // check goes through the non-variadic __mac_syscall("Sandbox", 2, block) with
 // the block of [NewCheck] — the same block a forked child uses.

@@ -30,7 +30,9 @@ const (
 )
 
 // symbols is every C symbol the project resolves, with its library
-// (libsandbox.md §1, signatures §2). The darwin canary resolves each entry.
+// [reported: iOS18 decompile, Darling's stubs; confirmed: go-sandbox for
+// libSystem; signatures: Chromium seatbelt.cc, WebKit SandboxSPI.h]. The
+// darwin canary resolves each entry.
 var symbols = [numSymbols]struct {
 	name string
 	lib  whichLib

@@ -27,7 +27,7 @@ const (
 )
 
 // FilterType is enum sandbox_filter_type, the public numbering of
-// sandbox_check's filters (not the kernel's, see libsandbox.md §7).
+// sandbox_check's filters (not the kernel's: kernelFilterKind maps them).
 // [confirmed: WebKit SandboxSPI.h for None 0, GlobalName 2, XPCServiceName 12;
 // reported: evelyneee/ellekit sandbox.h and other reverse-engineered headers
 // for the rest]

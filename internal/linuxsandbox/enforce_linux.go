@@ -111,6 +111,18 @@ func (b *fdBox) close() (err error) {
 // Close closes the ruleset fd. A spawn already started keeps its domain.
 func (r *Ruleset) Close() error { return r.box.close() }
 
+// DupAbove returns a copy of r whose descriptor is at least n (fcntl
+// F_DUPFD_CLOEXEC), closed like r.
+func (r *Ruleset) DupAbove(n int) (*Ruleset, error) {
+	fd, err := unix.FcntlInt(uintptr(r.fd), unix.F_DUPFD_CLOEXEC, n)
+	if err != nil {
+		return nil, fmt.Errorf("duplicating the landlock ruleset above %d: %w", n, err)
+	}
+	d := &Ruleset{fd: fd, box: &fdBox{fd: fd}}
+	runtime.AddCleanup(d, func(b *fdBox) { b.close() }, d.box)
+	return d, nil
+}
+
 // FD returns the ruleset's descriptor.
 func (r *Ruleset) FD() int { return r.fd }
 

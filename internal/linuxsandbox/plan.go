@@ -136,6 +136,10 @@ type Env struct {
 	// ABI is the Landlock ABI to plan for (the kernel's); 0 means MaxABI.
 	// A higher value is treated as MaxABI.
 	ABI int
+	// Root is a caller with uid 0: the cage keeps uid 0, which owns the
+	// system's files, so seccomp also refuses mode, owner and xattr
+	// changes (Landlock does not restrict them).
+	Root bool
 }
 
 // Plan is a policy lowered to Landlock and seccomp.
@@ -290,7 +294,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
 		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
 	}
-	pl.Seccomp = seccompRules(p.Forking(), ns)
+	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess))
 
 	pl.MinABI = 1
 	for _, n := range needs {

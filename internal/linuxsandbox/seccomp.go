@@ -149,7 +149,15 @@ var (
 		"finit_module": 313, "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
 		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-		"clone3": 435, "mount_setattr": 442,
+		"clone3": 435, "mount_setattr": 442, "socketpair": 53,
+		"shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "msgget": 68,
+		"msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
+		"sched_setparam": 142, "sched_setscheduler": 144, "setpriority": 141, "sched_setaffinity": 203,
+		"ioprio_set": 251, "prlimit64": 302, "sched_setattr": 314,
+		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
+		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
+		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
+		"fchmodat": 268, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 	}}
 	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, syscalls: map[string]uint32{
 		"lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
@@ -162,6 +170,13 @@ var (
 		"userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
 		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
 		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
+		"socketpair": 199, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
+		"semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
+		"ioprio_set": 30, "sched_setparam": 118, "sched_setscheduler": 119,
+		"sched_setaffinity": 122, "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
+		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 	}}
 )
 
@@ -307,6 +322,7 @@ func ruleBlock(r SeccompRule) ([]bpf.Instruction, error) {
 
 // Clone flags (include/uapi/linux/sched.h).
 const (
+	cloneParent   = 0x00008000
 	cloneThread   = 0x00010000
 	cloneNewNS    = 0x00020000
 	cloneNewCgrp  = 0x02000000
@@ -326,8 +342,11 @@ const (
 	afInet6   = 10
 	afNetlink = 16
 
-	sockStream   = 1
-	sockTypeMask = 0xf
+	ipprotoTCP = 6
+
+	sockStream    = 1
+	sockSeqpacket = 5
+	sockTypeMask  = 0xf
 )
 
 // Terminal ioctls that inject input or act on the console
@@ -354,8 +373,46 @@ var alwaysDenied = []struct{ names, why string }{
 	{"fanotify_init", "watching files outside the cage"},
 }
 
-// seccompRules returns the rules for a policy's shape.
-func seccompRules(forking bool, net netShape) []SeccompRule {
+// The "which" value naming every process of a user: PRIO_USER
+// (include/uapi/linux/resource.h), IOPRIO_WHO_USER (uapi/linux/ioprio.h).
+var prioUser = map[string]uint32{"setpriority": 2, "ioprio_set": 3}
+
+// inodeFlagIoctls set inode flags, project ids and generation numbers:
+// FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR,
+// FS_IOC_SETVERSION, FS_IOC32_SETVERSION (include/uapi/linux/fs.h).
+var inodeFlagIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602}
+
+// sysvIPC are the System V IPC calls but shmdt (which only unmaps).
+const sysvIPC = "shmget shmat shmctl semget semop semtimedop semctl msgget msgsnd msgrcv msgctl"
+
+// Set-ID mode bits (include/uapi/linux/stat.h). The argument holding a
+// mode, per call that takes one (the mode of open and openat matters with
+// O_CREAT or O_TMPFILE only, and libc passes 0 otherwise).
+const (
+	sISUID = 0o4000
+	sISGID = 0o2000
+)
+
+var modeArg = []struct {
+	name string
+	arg  int
+}{
+	{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2},
+	{"open", 2}, {"openat", 3}, {"creat", 1}, {"mknod", 1}, {"mknodat", 2},
+}
+
+// rootMetadata are the calls that change a file's mode, owner, ACL or
+// extended attributes: Landlock does not restrict them, and root in a cage
+// owns the host's system files.
+const rootMetadata = "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat " +
+	"setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat"
+
+// seccompRules returns the rules for a policy's shape. root is a caller
+// with uid 0, whose cage keeps uid 0.
+//
+// procAccess is the process-access class in force: no reach into other
+// processes of the user beyond what Landlock scopes.
+func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
 		for _, n := range strings.Fields(d.names) {
@@ -367,11 +424,53 @@ func seccompRules(forking bool, net netShape) []SeccompRule {
 			Why: "BPF cannot read clone3's flags struct; ENOSYS makes libc fall back to clone (multikernel/sandlock#240)"},
 		SeccompRule{Syscall: "clone", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneNewFlags}}, Errno: EPERM,
 			Why: "no new namespaces"},
+		SeccompRule{Syscall: "clone", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneParent}}, Errno: EPERM,
+			Why: "no CLONE_PARENT: its child's zombie would be the caller's, never reaped"},
 		SeccompRule{Syscall: "unshare", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneNewFlags | cloneNewTime}}, Errno: EPERM,
 			Why: "no new namespaces"},
 		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tioclinux}}}, Errno: EPERM,
 			Why: "no typing into the terminal (TIOCSTI) or console (TIOCLINUX)"},
 	)
+	// Landlock has no right for a file's mode (landlock.h), so a set-ID bit
+	// is refused wherever a mode is given. no_new_privs makes the bits inert
+	// in the cage; outside it, after the run, they would be a backdoor.
+	for _, m := range modeArg {
+		rules = append(rules, SeccompRule{Syscall: m.name, Conds: []Cond{{Arg: m.arg, Op: OpMaskAny, Mask: sISUID | sISGID}}, Errno: EPERM,
+			Why: "no set-user-ID or set-group-ID file: inert in the cage, a backdoor outside it"})
+	}
+	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
+		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
+	if root {
+		for _, n := range strings.Fields(rootMetadata) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+				Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
+		}
+		rules = append(rules, SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: inodeFlagIoctls}}, Errno: EPERM,
+			Why: "root: inode flags (chattr) need only an open fd and ownership; Landlock's ioctl right covers devices only"})
+	}
+	if procAccess {
+		// The kernel lets a process change these for any process of the same
+		// user (prlimit(2), setpriority(2), sched_setaffinity(2),
+		// ioprio_set(2)); Landlock scopes signals, not these. Only the caller
+		// itself (pid 0) may be named.
+		for _, n := range []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr"} {
+			rules = append(rules, SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
+				Why: "limits and scheduling of the caller only (pid 0), not of other processes of the user"})
+		}
+		for _, n := range []string{"setpriority", "ioprio_set"} {
+			rules = append(rules,
+				SeccompRule{Syscall: n, Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{prioUser[n]}}}, Errno: EPERM,
+					Why: "not every process of the user"},
+				SeccompRule{Syscall: n, Conds: []Cond{{Arg: 1, Op: OpNotIn, Vals: []uint32{0}}}, Errno: EPERM,
+					Why: "priority of the caller (or its own group) only, not of other processes of the user"})
+		}
+		// System V IPC objects are host-wide, checked by owner and mode only
+		// (svipc(7)), and outlive the run.
+		for _, n := range strings.Fields(sysvIPC) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+				Why: "System V IPC reaches other processes' shared memory and queues, and outlives the run"})
+		}
+	}
 	if forking {
 		rules = append(rules,
 			SeccompRule{Syscall: "setsid", Errno: EPERM, Why: "a forking run's processes stay in its process group, so all end with it"},
@@ -389,10 +488,23 @@ func seccompRules(forking bool, net netShape) []SeccompRule {
 	slices.Sort(fams)
 	rules = append(rules, SeccompRule{Syscall: "socket", Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: fams}}, Errno: EPERM,
 		Why: net.why})
+	rules = append(rules, SeccompRule{Syscall: "socketpair", Conds: []Cond{{Arg: 0, Op: OpNotIn, Vals: []uint32{afUnix}}}, Errno: EPERM,
+		Why: "socketpair of Unix sockets only (AF_TIPC has pairs too)"})
+	if !slices.Contains(net.families, afUnix) {
+		// A datagram socket from socketpair can still sendto (or connect to)
+		// a path-named socket, which Landlock does not restrict before ABI 9;
+		// stream and seqpacket pairs stay connected to each other for good.
+		rules = append(rules, SeccompRule{Syscall: "socketpair",
+			Conds: []Cond{{Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockSeqpacket}}},
+			Errno: EPERM, Why: "no Unix socket allowed: socketpair only of stream and seqpacket sockets, which cannot reach a path"})
+	}
 	if net.streamOnlyInet {
 		rules = append(rules, SeccompRule{Syscall: "socket",
 			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}},
 			Errno: EPERM, Why: "loopback: Landlock controls TCP ports only (UDP from ABI 10), so only stream sockets"})
+		rules = append(rules, SeccompRule{Syscall: "socket",
+			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 2, Op: OpNotIn, Vals: []uint32{0, ipprotoTCP}}},
+			Errno: EPERM, Why: "loopback: plain TCP only; Landlock's port rules do not see MPTCP (IPPROTO_MPTCP) or SCTP stream sockets"})
 	}
 	return rules
 }

@@ -99,8 +99,8 @@ func New() *FS {
 // NewMacOS lays out a small macOS tree: the data volume under
 // /System/Volumes/Data joined by the firmlinks of [FirmlinksText]
 // (/Users, /private, /Applications, ...), /tmp, /var and /etc as relative
-// links into private/ as on macOS [reported: Protonk VFS report;
-// procage-design.md §6], a user temp dir at [TempDir], [Home], /usr/bin and
+// links into private/ as on macOS [reported: Protonk VFS report; confirmed:
+// the Rust procage's ROOT_LINKS], a user temp dir at [TempDir], [Home], /usr/bin and
 // /bin, and /usr/share/firmlinks. The volume is case-insensitive.
 func NewMacOS() *FS {
 	f := New()

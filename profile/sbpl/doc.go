@@ -10,15 +10,20 @@
 //
 // Every string the writer emits goes through [Quote], the package's only
 // escaper; [Parse] reads the same subset back (version, allow and deny
-// forms, comments and ";;" layer headings), so write and read round-trip.
+// forms, comments and ";;" layer headings; debug forms are dropped), so
+// write and read round-trip. [ReadProfile] also reads the little Scheme
+// hand-written profiles use (constant defines, conditionals on parameters)
+// and keeps each rule's line.
 // [Rule.Validate] checks a rule against the generated name tables, refusing
 // unknown operations and filters, (with no-sandbox), and every modifier but
 // the [AcceptedModifiers] ([ErrModifier]).
 //
 // # Limitations
 //
-//   - The model covers rules, not Scheme: define, if, import and other
-//     top-level forms are rejected by the reader.
+//   - The model covers rules, not Scheme: [Parse] rejects define, if,
+//     import and other top-level forms; [ReadProfile] evaluates only
+//     constant defines and conditions on parameters, and rejects import,
+//     procedures and other expressions.
 //   - The operation table is libsandbox's from macOS 14.4.1 and the filter
 //     table libsandbox's from macOS 15.2 (see znames.go for provenance). A
 //     later release may add names the validator does not know yet.

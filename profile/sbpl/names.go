@@ -47,7 +47,8 @@ var (
 			m[n] = true
 		}
 		// no-log is not in the modifier table but compiles: Chromium's and
-		// Nix's shipped profiles use (with no-log) (sbpl.md §4).
+		// Nix's shipped profiles use (with no-log) [confirmed: Chromium
+		// common.sb, Nix sandbox-defaults.sb].
 		m["no-log"] = true
 		return m
 	}()
@@ -97,7 +98,8 @@ func ConcreteOperations(op string) []string {
 }
 
 // pathFilters are the source spellings of the kernel's `path` filter, plus
-// the forms used inside unix-socket and ancestor filters (sbpl.md §3).
+// the forms used inside unix-socket and ancestor filters [confirmed:
+// Chromium's design doc, Nix, agent-safehouse, Codex seatbelt.rs].
 var pathFilters = map[string]bool{
 	"literal": true, "subpath": true, "prefix": true, "regex": true,
 	"path": true, "path-literal": true, "path-prefix": true, "path-regex": true,

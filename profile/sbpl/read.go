@@ -23,70 +23,246 @@ func (e *ParseError) Error() string {
 // Parse reads a whole profile: an optional (version N) form followed by
 // allow and deny rules. Comments before a rule become its Comment, and
 // ";;" lines set the Layer of the rules after them, so Parse reads back what
-// [Profile.Text] writes. Other top-level forms (define, import, if, debug)
-// are outside the model and are errors.
-func Parse(src string) (*Profile, error) { return parse(src, true) }
+// [Profile.Text] writes. (debug ...) forms are accepted and dropped: they
+// only turn on logging (Apple's SBPL prelude defines debug as a macro that
+// expands to nothing, 0xbf00/simbple src/scm/sbpl_v1.scm), and Homebrew's
+// and Bazel's profiles start with (debug deny). Other top-level forms
+// (define, import, if) are outside the model and are errors.
+func Parse(src string) (*Profile, error) {
+	prof, _, err := parse(src, modeProfile, nil)
+	return prof, err
+}
 
-// ParseRules reads allow and deny rules only (no version form), as used for
-// Seatbelt-layer rules supplied by a caller.
+// ParseLines is [Parse], also returning the line each rule starts on
+// (1-based), so a rule can be named by its place in the source.
+func ParseLines(src string) (*Profile, []int, error) { return parse(src, modeProfile, nil) }
+
+// ReadProfile is [ParseLines] for profiles written by hand, which also use
+// a little of SBPL's Scheme: (define NAME VALUE) with a string, number or
+// (param "K") value, whose NAME later filters use in place of a string (as
+// Nix's sandbox-defaults.sb writes (subpath TMPDIR)); and (if COND THEN
+// [ELSE]), (when COND FORM...), (unless COND FORM...) and (begin FORM...),
+// where COND is (param "K"), true when params binds K, or (not COND).
+// Anything else (import, lambdas, other conditions) is an error: the
+// profile must be flattened first.
+func ReadProfile(src string, params map[string]string) (*Profile, []int, error) {
+	return parse(src, modeScheme, params)
+}
+
+// ParseRules reads allow and deny rules only (no version or debug form),
+// as used for Seatbelt-layer rules supplied by a caller.
 func ParseRules(src string) ([]Rule, error) {
-	prof, err := parse(src, false)
+	prof, _, err := parse(src, modeRules, nil)
 	if err != nil {
 		return nil, err
 	}
 	return prof.Rules, nil
 }
 
-func parse(src string, versionOK bool) (*Profile, error) {
-	p := &parser{src: src, line: 1, col: 1}
-	prof := &Profile{Version: 1}
-	sawVersion := false
+// parseMode is what a parse accepts besides allow and deny rules.
+type parseMode int
+
+const (
+	modeRules   parseMode = iota // nothing else
+	modeProfile                  // version and debug
+	modeScheme                   // and define, if, when, unless, begin
+)
+
+// reader is one parse's state above the token level.
+type reader struct {
+	p          *parser
+	mode       parseMode
+	params     map[string]string
+	defs       map[Sym]Value
+	prof       *Profile
+	lines      []int
+	sawVersion bool
+}
+
+func parse(src string, mode parseMode, params map[string]string) (*Profile, []int, error) {
+	r := &reader{p: &parser{src: src, line: 1, col: 1}, mode: mode, params: params, prof: &Profile{Version: 1}}
 	for {
-		p.skipSpace()
-		if p.eof() {
+		r.p.skipSpace()
+		if r.p.eof() {
 			break
 		}
-		line, col := p.line, p.col
-		x, err := p.expr(0)
+		line, col := r.p.line, r.p.col
+		x, err := r.p.expr(0)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		l, ok := x.(list)
 		if !ok || len(l.items) == 0 {
-			return nil, &ParseError{line, col, "expected an (allow ...) or (deny ...) form"}
+			return nil, nil, &ParseError{line, col, "expected an (allow ...) or (deny ...) form"}
 		}
-		head, _ := l.items[0].(Sym)
-		switch head {
-		case "version":
-			if !versionOK {
-				return nil, &ParseError{line, col, "a rule list cannot contain (version ...)"}
-			}
-			if sawVersion || len(prof.Rules) > 0 {
-				return nil, &ParseError{line, col, "(version ...) must come first, once"}
-			}
-			n, ok := Int(0), len(l.items) == 2
-			if ok {
-				n, ok = l.items[1].(Int)
-			}
-			if !ok {
-				return nil, &ParseError{line, col, "(version N) takes one integer"}
-			}
-			prof.Version = int(n)
-			sawVersion = true
-		case "allow", "deny":
-			r, err := toRule(l)
-			if err != nil {
-				return nil, &ParseError{line, col, err.Error()}
-			}
-			r.Comment = p.takeComment()
-			r.Layer = p.layer
-			prof.Rules = append(prof.Rules, r)
-		default:
-			return nil, &ParseError{line, col, fmt.Sprintf("unsupported top-level form %q: only version, allow and deny are accepted", formName(l))}
+		if err := r.form(l, true, 0); err != nil {
+			return nil, nil, err
 		}
-		p.comment = nil
+		r.p.comment = nil
 	}
-	return prof, nil
+	return r.prof, r.lines, nil
+}
+
+// form handles one form at the top level or inside if, when, unless or
+// begin.
+func (r *reader) form(l list, top bool, depth int) error {
+	line, col := l.line, l.col
+	if depth > maxDepth {
+		return &ParseError{line, col, fmt.Sprintf("forms nested deeper than %d", maxDepth)}
+	}
+	head, _ := l.items[0].(Sym)
+	scheme := r.mode == modeScheme
+	switch {
+	case head == "version" && top:
+		if r.mode == modeRules {
+			return &ParseError{line, col, "a rule list cannot contain (version ...)"}
+		}
+		if r.sawVersion || len(r.prof.Rules) > 0 {
+			return &ParseError{line, col, "(version ...) must come first, once"}
+		}
+		n, ok := Int(0), len(l.items) == 2
+		if ok {
+			n, ok = l.items[1].(Int)
+		}
+		if !ok {
+			return &ParseError{line, col, "(version N) takes one integer"}
+		}
+		r.prof.Version = int(n)
+		r.sawVersion = true
+	case head == "debug":
+		if r.mode == modeRules {
+			return &ParseError{line, col, "a rule list cannot contain (debug ...)"}
+		}
+	case head == "allow" || head == "deny":
+		rule, err := toRule(l)
+		if err == nil && len(r.defs) > 0 {
+			for _, f := range rule.Filters {
+				r.substitute(f, 0)
+			}
+		}
+		if err != nil {
+			return &ParseError{line, col, err.Error()}
+		}
+		if top {
+			rule.Comment = r.p.takeComment()
+		}
+		rule.Layer = r.p.layer
+		r.prof.Rules = append(r.prof.Rules, rule)
+		r.lines = append(r.lines, line)
+	case scheme && head == "define":
+		name, ok := Sym(""), len(l.items) == 3
+		if ok {
+			name, ok = l.items[1].(Sym)
+		}
+		var v Value
+		if ok {
+			switch x := l.items[2].(type) {
+			case Str:
+				v = x
+			case Int:
+				v = x
+			case list:
+				f, err := toForm(x, depth+1)
+				if err != nil || f.Name != "param" {
+					ok = false
+				} else {
+					v = f
+				}
+			default:
+				ok = false
+			}
+		}
+		if !ok {
+			return &ParseError{line, col, "unsupported (define ...): only (define NAME string-number-or-(param \"K\"))"}
+		}
+		if r.defs == nil {
+			r.defs = map[Sym]Value{}
+		}
+		r.defs[name] = v
+	case scheme && (head == "if" || head == "when" || head == "unless"):
+		if len(l.items) < 3 || (head == "if" && len(l.items) > 4) {
+			return &ParseError{line, col, fmt.Sprintf("(%s COND ...) is malformed", head)}
+		}
+		cond, err := r.cond(l.items[1])
+		if err != nil {
+			return &ParseError{line, col, err.Error()}
+		}
+		var body []any
+		switch {
+		case head == "if" && cond:
+			body = l.items[2:3]
+		case head == "if" && len(l.items) == 4:
+			body = l.items[3:4]
+		case head != "if" && (head == "when") == cond:
+			body = l.items[2:]
+		}
+		return r.forms(body, depth)
+	case scheme && head == "begin":
+		return r.forms(l.items[1:], depth)
+	default:
+		accepted := "version, debug, allow and deny"
+		switch r.mode {
+		case modeRules:
+			accepted = "allow and deny"
+		case modeScheme:
+			accepted = "version, debug, define, if, when, unless, begin, allow and deny"
+		}
+		where := "form"
+		if top {
+			where = "top-level form"
+		}
+		return &ParseError{line, col, fmt.Sprintf("unsupported %s %q: only %s are accepted", where, formName(l), accepted)}
+	}
+	return nil
+}
+
+func (r *reader) forms(items []any, depth int) error {
+	for _, it := range items {
+		l, ok := it.(list)
+		if !ok || len(l.items) == 0 {
+			return &ParseError{r.p.line, r.p.col, fmt.Sprintf("expected a form, not %s", describe(it))}
+		}
+		if err := r.form(l, false, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cond evaluates a condition: (param "K") is true when K is bound, (not
+// COND) negates.
+func (r *reader) cond(x any) (bool, error) {
+	l, ok := x.(list)
+	if ok && len(l.items) == 2 {
+		switch l.items[0] {
+		case Sym("param"):
+			if k, ok := l.items[1].(Str); ok {
+				_, bound := r.params[string(k)]
+				return bound, nil
+			}
+		case Sym("not"):
+			c, err := r.cond(l.items[1])
+			return !c, err
+		}
+	}
+	return false, fmt.Errorf("unsupported condition %s: only (param \"K\") and (not COND)", describe(x))
+}
+
+// substitute replaces defined names among a filter's arguments.
+func (r *reader) substitute(f *Filter, depth int) {
+	if f == nil || depth > maxDepth {
+		return
+	}
+	for i, a := range f.Args {
+		switch v := a.(type) {
+		case Sym:
+			if d, ok := r.defs[v]; ok {
+				f.Args[i] = d
+			}
+		case *Filter:
+			r.substitute(v, depth+1)
+		}
+	}
 }
 
 func formName(l list) string {
@@ -99,8 +275,11 @@ func formName(l list) string {
 	return "?"
 }
 
-// list is a parsed parenthesised form.
-type list struct{ items []any }
+// list is a parsed parenthesised form and where it starts.
+type list struct {
+	items     []any
+	line, col int
+}
 
 func toRule(l list) (Rule, error) {
 	r := Rule{Effect: Deny}
@@ -123,7 +302,7 @@ func toRule(l list) (Rule, error) {
 				if _, ok := v.items[1].(Sym); !ok {
 					return Rule{}, fmt.Errorf("(with ...) takes a modifier name")
 				}
-				m, err := toForm(list{v.items[1:]}, 1)
+				m, err := toForm(list{items: v.items[1:]}, 1)
 				if err != nil {
 					return Rule{}, err
 				}
@@ -136,7 +315,8 @@ func toRule(l list) (Rule, error) {
 			}
 			r.Filters = append(r.Filters, f)
 		default:
-			return Rule{}, fmt.Errorf("unexpected %s in a rule; operations are symbols and filters are forms", describe(it))
+			// Operations are symbols and filters are forms.
+			return Rule{}, fmt.Errorf("unexpected %s in a rule", describe(it))
 		}
 	}
 	if len(r.Ops) == 0 {
@@ -251,8 +431,8 @@ func (p *parser) expr(depth int) (any, error) {
 	}
 	switch c := p.src[p.pos]; {
 	case c == '(':
+		l := list{line: p.line, col: p.col}
 		p.next()
-		var l list
 		for {
 			p.skipSpace()
 			if p.eof() {

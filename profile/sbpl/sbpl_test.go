@@ -104,6 +104,95 @@ func TestParseAcceptsOtherSpellings(t *testing.T) {
 	}
 }
 
+// TestParseLines: (debug ...) is dropped, and each rule keeps the line it
+// starts on.
+func TestParseLines(t *testing.T) {
+	src := "(version 1)\n(debug deny)\n; a comment\n(deny default)\n\n(allow file-read*\n  (subpath \"/x\"))\n(allow file-write* (subpath \"/y\"))\n"
+	prof, lines, err := ParseLines(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]int{4, 6, 8}, lines); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if len(prof.Rules) != 3 || prof.Rules[0].Ops[0] != "default" {
+		t.Errorf("rules = %v", prof.Rules)
+	}
+}
+
+// TestReadProfile: the Scheme a hand-written profile uses (Nix's
+// sandbox-defaults.sb shape: a define of a parameter, a conditional block)
+// is read, rules keep their own lines, and Parse still refuses it.
+func TestReadProfile(t *testing.T) {
+	src := `(version 1)
+(define TMP (param "T"))
+(define ROOT "/build")
+(deny default)
+(allow file* (subpath TMP) (subpath ROOT))
+(if (param "NET")
+    (begin
+      (allow network* (remote ip "localhost:*"))
+      (allow network-inbound (local ip "*:*")))
+    (deny network*))
+(when (not (param "NET")) (allow file-read* (literal "/etc/hosts")))
+(if (param "NET") (allow network-bind (local ip "localhost:*")))
+(unless (param "NET") (allow file-read* (literal "/etc/resolv.conf")))
+`
+	tests := []struct {
+		name   string
+		params map[string]string
+		want   string
+		lines  []int
+	}{
+		{"without NET", nil, `(version 1)
+(deny default)
+(allow file* (subpath (param "T")) (subpath "/build"))
+(deny network*)
+(allow file-read* (literal "/etc/hosts"))
+(allow file-read* (literal "/etc/resolv.conf"))
+`, []int{4, 5, 10, 11, 13}},
+		{"with NET", map[string]string{"NET": "1"}, `(version 1)
+(deny default)
+(allow file* (subpath (param "T")) (subpath "/build"))
+(allow network* (remote ip "localhost:*"))
+(allow network-inbound (local ip "*:*"))
+(allow network-bind (local ip "localhost:*"))
+`, []int{4, 5, 8, 9, 12}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prof, lines, err := ReadProfile(src, tt.params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := prof.Text()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.lines, lines); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := Parse(src); err == nil {
+		t.Error("Parse accepted define and if")
+	}
+	for _, bad := range []string{
+		`(define (f x) x)`,
+		`(define x (string-append "a" "b"))`,
+		`(if (string? (param "K")) (allow default))`,
+		`(import "system.sb")`,
+		`(if (not (param "K")) (version 1))`,
+	} {
+		if _, _, err := ReadProfile(bad, nil); err == nil {
+			t.Errorf("ReadProfile(%s) accepted it", bad)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"unclosed", `(allow file-read*`, "unclosed"},
@@ -132,6 +221,9 @@ func TestParseErrors(t *testing.T) {
 	}
 	if _, err := ParseRules(`(version 1)`); err == nil {
 		t.Error("ParseRules accepted a (version) form")
+	}
+	if _, err := ParseRules(`(debug deny)`); err == nil {
+		t.Error("ParseRules accepted a (debug) form")
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 )
 
 // ErrNoSandbox is returned for any rule carrying (with no-sandbox), which
-// would run an exec'd program outside the sandbox (sbpl.md §4).
+// would run an exec'd program outside the sandbox [confirmed: Codex's base
+// policy runs /bin/ps so; reported: Homebrew/brew#21157].
 var ErrNoSandbox = errors.New("(with no-sandbox) runs the target unsandboxed and is never accepted")
 
 // ErrModifier is returned for a modifier libsandbox knows whose effect is
@@ -160,7 +161,7 @@ var netProtocols = map[Sym]bool{
 // validateNetwork checks (local|remote proto "host:port") and
 // (local|remote unix-socket (path-literal ...)). The host must be localhost
 // or *: anything else fails the whole profile in libsandbox ("host must be *
-// or localhost"; sbpl.md §9).
+// or localhost"; reported: zeroclaw-labs/zeroclaw#4764).
 func validateNetwork(f *Filter, depth int) error {
 	if len(f.Args) != 2 {
 		return fmt.Errorf("(%s) takes a protocol and an address", f.Name)

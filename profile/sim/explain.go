@@ -14,7 +14,8 @@ import (
 //   - file-*, process-exec*: an absolute path (kernel spelling); a trailing
 //     "/" means a directory (vnode type DIRECTORY), otherwise REGULAR-FILE;
 //   - network-*: "host:port", or an absolute path for a Unix socket;
-//   - mach-*, sysctl-*, ipc-posix-*, user-preference-*: a name;
+//   - mach-*, sysctl-*, ipc-posix-*, user-preference-*, iokit-*: a name
+//     (for iokit-* the IOKit class);
 //   - signal, process-info*, mach-priv-task-port, mach-task-*: a target
 //     word (self, pgrp, others, children, same-sandbox, initproc);
 //   - system-socket: AF_UNIX, AF_INET, AF_INET6, AF_SYSTEM or a number;
@@ -66,7 +67,7 @@ func ParseAccess(op, arg string) (Access, error) {
 			return bad("POLICY:NUMBER, e.g. Sandbox:2")
 		}
 		a.Name, a.MacSyscall = name, n
-	case strings.HasPrefix(op, "mach-") || strings.HasPrefix(op, "sysctl-") || strings.HasPrefix(op, "ipc-posix") || strings.HasPrefix(op, "user-preference"):
+	case strings.HasPrefix(op, "mach-") || strings.HasPrefix(op, "sysctl-") || strings.HasPrefix(op, "ipc-posix") || strings.HasPrefix(op, "user-preference") || strings.HasPrefix(op, "iokit-"):
 		if arg == "" {
 			return bad("a name")
 		}

@@ -6,8 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// Path matching is case- and Unicode-normalization-insensitive: the
-// specification's spelling matrix (measured on macOS 26.6.2) shows
+// zdecomp.go is generated from the Unicode Character Database: download
+// https://www.unicode.org/Public/14.0.0/ucd/UnicodeData.txt into this
+// directory first.
+//go:generate go run ./internal/gendecomp -ucd UnicodeData.txt -o zdecomp.go
+
+// Path matching is case- and Unicode-normalization-insensitive: the Rust
+// procage's spelling matrix (measured on macOS 26.6.2) shows
 // "Seatbelt matches every path case- and Unicode-normalization-insensitively,
 // on every volume". The simulator compares path keys: the path decomposed
 // (NFD, through the Latin-only table in zdecomp.go) and case-folded rune by
@@ -121,7 +126,7 @@ func isASCII(s string) bool {
 	return true
 }
 
-// Path filters, on keys. Sources: sbpl.md §3 (literal/path exact, subpath the
+// Path filters, on keys (literal/path exact, subpath the
 // path and everything below, prefix a string prefix) [confirmed: Chromium
 // design doc, Chromium common.sb].
 
@@ -140,7 +145,7 @@ func matchPrefix(rule, path string) bool { return strings.HasPrefix(pathKey(path
 // matchAncestors matches the path named by a path-ancestors filter and each
 // of its ancestors up to "/" [inferred from Apple's system.sb, which uses
 // (path-ancestors "/System/Volumes/Data/private") to let stat reach a
-// firmlinked directory; sbpl.md §3].
+// firmlinked directory].
 func matchAncestors(rule, path string) bool {
 	r, p := pathKey(rule), pathKey(path)
 	if p == "/" {

@@ -45,6 +45,7 @@ var (
 		"network-outbound", "network-bind", "network-inbound", "mach-lookup", "process-fork", "system-socket",
 		"sysctl-read", "sysctl-write", "signal", "process-info-pidinfo", "process-info-listpids",
 		"system-mac-syscall", "mach-task-special-port-get", "mach-task-read", "lsopen", "iokit-open-service", "iokit-get-properties", "nvram-get",
+		"file-link", "file-clone", "file-write-setugid",
 	}
 	// Seatbelt-layer fragments a policy may carry.
 	genSeatbelt = []string{
@@ -61,12 +62,16 @@ var (
 		`(allow network-outbound (remote tcp "localhost:22"))`,
 		`(allow file-write-data (subpath "/Users/me"))`,
 		`(allow default)`,
+		`(allow file-link file-clone (subpath "/Users/me"))`,
+		`(allow file-write-setugid (subpath "/data"))`,
+		`(deny file-write*)`,
 	}
 )
 
 // seatbeltWildcardDenies are Seatbelt-layer denies naming a wildcard that
 // an earlier allow (header, base or policy) names more specifically; Lower
-// must expand them as it expands hard-denies (sbpl.md §6).
+// must expand them as it expands hard-denies (operation specificity: see
+// Decide).
 var seatbeltWildcardDenies = []string{
 	`(deny file* (subpath "/data/a"))`,
 	`(deny network*)`,
@@ -186,6 +191,9 @@ func randomAccess(r *rand.Rand) Access {
 		}
 		a.Path = variant(r, p)
 		a.VnodeType = []string{"REGULAR-FILE", "DIRECTORY", "SOCKET"}[r.IntN(3)]
+		if a.Op == "file-link" || a.Op == "file-clone" {
+			a.Source = variant(r, genPaths[r.IntN(len(genPaths))])
+		}
 	case strings.HasPrefix(a.Op, "network-"):
 		a.Addr = genAddrs[r.IntN(len(genAddrs))]
 		a.Proto = []string{"", "tcp", "udp"}[r.IntN(3)]
@@ -224,36 +232,50 @@ func randomAccess(r *rand.Rand) Access {
 
 // checkCase compares Decide on the lowered plan with Reference for one
 // access; it returns a description of a disagreement or an error.
+// under every variant.
 func checkCase(p profile.Policy, env profile.Env, plan *profile.Plan, a Access) error {
-	_, err := checkCaseWhy(p, env, plan, a)
-	return err
+	if _, err := checkCaseWhy(p, env, plan, a); err != nil {
+		return err
+	}
+	for _, v := range Variants()[1:] {
+		if _, err := checkCaseVariant(v, p, env, plan, a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// checkCaseWhy is checkCase, also returning the reference's reason.
+// checkCaseWhy is checkCase under the Default reading, also returning the
+// reference's reason.
 func checkCaseWhy(p profile.Policy, env profile.Env, plan *profile.Plan, a Access) (string, error) {
-	d, err := Decide(plan.Profile, a)
+	return checkCaseVariant(Default, p, env, plan, a)
+}
+
+// checkCaseVariant is checkCaseWhy under variant v.
+func checkCaseVariant(v Variant, p profile.Policy, env profile.Env, plan *profile.Plan, a Access) (string, error) {
+	d, err := v.Decide(plan.Profile, a)
 	if err != nil {
-		return "", fmt.Errorf("Decide(%v): %v", a, err)
+		return "", fmt.Errorf("variant %v: Decide(%v): %v", v, a, err)
 	}
-	want, why, err := reference(p, env, a)
+	want, why, err := v.reference(p, env, a)
 	if err != nil {
-		return "", fmt.Errorf("Reference(%v): %v", a, err)
+		return "", fmt.Errorf("variant %v: Reference(%v): %v", v, a, err)
 	}
 	if d.Allowed != want {
-		return why, fmt.Errorf("policy %v\nenv %+v\naccess %+v\nlowered profile says allowed=%v: %v\nreference says allowed=%v: %s\nprofile:\n%s",
-			p, env, a, d.Allowed, d, want, why, plan.Text())
+		return why, fmt.Errorf("variant %v\npolicy %v\nenv %+v\naccess %+v\nlowered profile says allowed=%v: %v\nreference says allowed=%v: %s\nprofile:\n%s",
+			v, p, env, a, d.Allowed, d, want, why, plan.Text())
 	}
 	return fmt.Sprintf("%s %v", strings.SplitN(why, ":", 2)[0], want), nil // e.g. "hard-deny class secrets false"
 }
 
 func runSeed(tb testing.TB, seed1, seed2 uint64, policies, accesses int) map[string]int {
 	tb.Helper()
-	return runSeedFrom(tb, seed1, seed2, policies, accesses, genSeatbelt)
+	return runSeedFrom(tb, Default, seed1, seed2, policies, accesses, genSeatbelt)
 }
 
-// runSeedFrom checks policies x accesses random cases and counts the
-// reference's reasons (first word and verdict).
-func runSeedFrom(tb testing.TB, seed1, seed2 uint64, policies, accesses int, seatbelt []string) map[string]int {
+// runSeedFrom checks policies x accesses random cases under variant v and
+// counts the reference's reasons (first word and verdict).
+func runSeedFrom(tb testing.TB, v Variant, seed1, seed2 uint64, policies, accesses int, seatbelt []string) map[string]int {
 	tb.Helper()
 	reasons := map[string]int{}
 	r := rand.New(rand.NewPCG(seed1, seed2))
@@ -267,7 +289,7 @@ func runSeedFrom(tb testing.TB, seed1, seed2 uint64, policies, accesses int, sea
 			tb.Fatalf("Lower(%v): %v", p, err)
 		}
 		for range accesses {
-			why, err := checkCaseWhy(p, env, plan, randomAccess(r))
+			why, err := checkCaseVariant(v, p, env, plan, randomAccess(r))
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -295,6 +317,36 @@ func TestLowerMatchesReference(t *testing.T) {
 		}
 	}
 
+	// Every other reading of Seatbelt, on fewer policies each: a lowering
+	// must be right whichever one macOS follows.
+	for i, v := range Variants()[1:] {
+		t.Run("variant="+v.String(), func(t *testing.T) {
+			runSeedFrom(t, v, 11, uint64(i), perVariant(16), 24, genSeatbelt)
+		})
+	}
+
+	// Found under DefaultCoversStragglers: a Seatbelt-layer (allow
+	// default) would cover the operations the header denies by name, but
+	// a named rule outranks it, so they stay denied.
+	t.Run("SeatbeltAllowDefaultStragglers", func(t *testing.T) {
+		p, err := profile.New(profile.BaseV1, profile.AcceptBroad(profile.BroadDefault), profile.Seatbelt(`(allow default)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := profile.Lower(p, profile.Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []Access{{Op: "nvram-get"}, {Op: "process-info-pidinfo", Target: "others"}, {Op: "file-map-executable", Path: "/opt/x"}} {
+			if err := checkCase(p, profile.Env{}, plan, a); err != nil {
+				t.Error(err)
+			}
+			if d, _ := (Variant{DefaultCoversStragglers: true}).Decide(plan.Profile, a); d.Allowed {
+				t.Errorf("%s allowed under a Seatbelt-layer (allow default): %s", a, d)
+			}
+		}
+	})
+
 	t.Run("SeatbeltWildcardDeny", func(t *testing.T) {
 		p, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback, profile.AnyPort), profile.Seatbelt(`(deny network*)`))
 		if err != nil {
@@ -307,7 +359,9 @@ func TestLowerMatchesReference(t *testing.T) {
 		if err := checkCase(p, profile.Env{}, plan, Access{Op: "network-outbound", Addr: "localhost:80"}); err != nil {
 			t.Error(err)
 		}
-		runSeedFrom(t, 3, 4, 200, 24, append(slices.Clone(genSeatbelt), seatbeltWildcardDenies...))
+		for i, v := range Variants() {
+			runSeedFrom(t, v, 3, uint64(4+i), max(200*(1-min(i, 1)), perVariant(4)), 24, append(slices.Clone(genSeatbelt), seatbeltWildcardDenies...))
+		}
 	})
 
 	t.Run("HardDenyNarrowerWildcard", func(t *testing.T) {
@@ -322,14 +376,26 @@ func TestLowerMatchesReference(t *testing.T) {
 		if err := checkCase(p, profile.Env{}, plan, Access{Op: "mach-task-special-port-get", Target: "others"}); err != nil {
 			t.Error(err)
 		}
-		runSeedFrom(t, 5, 6, 200, 24, append(slices.Clone(genSeatbelt), narrowerWildcardAllows...))
+		for i, v := range Variants() {
+			runSeedFrom(t, v, 5, uint64(6+i), max(200*(1-min(i, 1)), perVariant(4)), 24, append(slices.Clone(genSeatbelt), narrowerWildcardAllows...))
+		}
 	})
+}
+
+// perVariant is how many random policies each non-default variant
+// checks: a quarter under the race detector.
+func perVariant(n int) int {
+	if raceEnabled {
+		return max(1, n/4)
+	}
+	return n
 }
 
 func FuzzLowerMatchesReference(f *testing.F) {
 	f.Add(uint64(1), uint64(2))
 	f.Add(uint64(42), uint64(7))
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
-		runSeed(t, s1, s2, 1, 16)
+		vs := Variants()
+		runSeedFrom(t, vs[s1%uint64(len(vs))], s1, s2, 1, 16, genSeatbelt)
 	})
 }

@@ -27,7 +27,10 @@ import (
 //     matches nothing), the #! interpreter check included;
 //  3. the Seatbelt layer: if one of the policy's Seatbelt rules (paths
 //     resolved through env.Resolved) applies, the most specific, last one
-//     decides (it comes after the policy's own rules);
+//     decides (it comes after the policy's own rules), except that a
+//     default rule does not reopen the operations the header denies by
+//     name (process-info*, nvram*, iokit-get-properties,
+//     file-map-executable);
 //  4. the policy's grants allow it: filesystem rules on the resolved path
 //     (read = file-read*, write adds file-write*, exec adds process-exec*
 //     and file-map-executable), metadata of their ancestors, of env.Links
@@ -42,25 +45,33 @@ import (
 // An access the simulator cannot evaluate (an unsupported filter in a rule
 // that applies) is reported as not allowed, with the error in why.
 func Reference(p profile.Policy, env profile.Env, a Access) (allowed bool, why string) {
-	ok, why, err := reference(p, env, a)
+	return Default.Reference(p, env, a)
+}
+
+// Reference is [Reference] with the Seatbelt layer and the base decided
+// under v; the hard-deny classes, the exec target and the policy's grants
+// state an intent no reading of Seatbelt changes. A class rule naming
+// file-link or file-clone denies a link whose new name or source it
+// matches.
+func (v Variant) Reference(p profile.Policy, env profile.Env, a Access) (allowed bool, why string) {
+	ok, why, err := v.reference(p, env, a)
 	if err != nil {
 		return false, "error: " + err.Error()
 	}
 	return ok, why
 }
 
+// reference is Reference under [Default], with errors returned.
 func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error) {
+	return Default.reference(p, env, a)
+}
+
+func (v Variant) reference(p profile.Policy, env profile.Env, a Access) (bool, string, error) {
 	if err := checkOp(&a.Op); err != nil {
 		return false, "", err
 	}
-	resolve := func(path string) string {
-		if r, ok := env.Resolved[path]; ok {
-			return r
-		}
-		return path
-	}
 
-	// 0. The run marker (procage-design.md §4, libsandbox.md §11).
+	// 0. The run marker (docs/macos-backend.md, "Finding a run's processes").
 	if p.Forking() && a.Op == "mach-lookup" && a.Name != "" {
 		if m, ok := a.Params[profile.ParamRunMarker]; ok && a.Name == m {
 			return true, "the run's marker", nil
@@ -79,15 +90,52 @@ func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error
 			if !slices.ContainsFunc(r.Ops, func(op string) bool { return sbpl.Covers(op, a.Op) }) {
 				continue
 			}
-			ok, err := ruleMatches(&r, &a)
+			t, why, err := ruleMatch(&r, &access{Access: a})
+			if t == no && a.Source != "" && (a.Op == "file-link" || a.Op == "file-clone") {
+				src := a
+				src.Path = a.Source
+				t, why, err = ruleMatch(&r, &access{Access: src})
+			}
+			if err == nil && t == maybe {
+				err = why
+			}
 			if err != nil {
 				return false, "", fmt.Errorf("hard-deny class %s: %w", c, err)
 			}
-			if ok {
+			if t == yes {
 				text, _ := r.Text()
 				return false, fmt.Sprintf("hard-deny class %s: %s", c, text), nil
 			}
 		}
+	}
+
+	if a.Source != "" && (a.Op == "file-link" || a.Op == "file-clone") {
+		// Below the classes, each path of a link is decided on its own,
+		// and v says which are checked.
+		dst, src := a, a
+		dst.Source, src.Path, src.Source = "", a.Source, ""
+		switch v.Link {
+		case LinkDestination:
+			return v.layers(p, env, dst)
+		case LinkSource:
+			return v.layers(p, env, src)
+		}
+		ok, why, err := v.layers(p, env, dst)
+		if err != nil || !ok {
+			return ok, why, err
+		}
+		return v.layers(p, env, src)
+	}
+	return v.layers(p, env, a)
+}
+
+// layers is the reference below the hard-deny classes (steps 2 to 5).
+func (v Variant) layers(p profile.Policy, env profile.Env, a Access) (bool, string, error) {
+	resolve := func(path string) string {
+		if r, ok := env.Resolved[path]; ok {
+			return r
+		}
+		return path
 	}
 
 	// 2. Exec target only: the policy's last word on exec, before the
@@ -105,11 +153,13 @@ func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error
 		for i := range rules {
 			rules[i] = rules[i].MapPaths(resolve)
 		}
-		d, err := Decide(&sbpl.Profile{Version: 1, Rules: rules}, a)
+		d, err := v.Decide(&sbpl.Profile{Version: 1, Rules: rules}, a)
 		if err != nil {
 			return false, "", fmt.Errorf("seatbelt layer: %w", err)
 		}
-		if d.Rule >= 0 {
+		// A default rule there does not reopen what the header denies by
+		// name: under every reading a named rule outranks a default one.
+		if d.Rule >= 0 && !(d.Default && isDefaultOpen(a.Op)) {
 			return d.Allowed, "seatbelt layer: " + d.Text, nil
 		}
 	}
@@ -124,7 +174,7 @@ func reference(p profile.Policy, env profile.Env, a Access) (bool, string, error
 	if err != nil {
 		return false, "", err
 	}
-	d, err := Decide(base, a)
+	d, err := v.Decide(base, a)
 	if err != nil {
 		return false, "", fmt.Errorf("base: %w", err)
 	}
@@ -179,7 +229,7 @@ func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *A
 		}
 	case profile.NetworkOn:
 		// Network on is any IP host plus name resolution and TLS trust
-		// (procage-design.md; sbpl.md §12: Nix, agent-safehouse, Codex).
+		// (Nix, agent-safehouse, Codex network policy).
 		// Localhost only on the named ports; listening on localhost unless
 		// the policy asks for every interface (issue 12).
 		if ip && covers("network-outbound") {

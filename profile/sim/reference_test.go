@@ -77,6 +77,9 @@ func TestReference(t *testing.T) {
 	if ok, why := Reference(mustPolicy(t), env, Access{Op: "file-read-all"}); ok || !strings.HasPrefix(why, "error:") {
 		t.Errorf("Reference on an unknown operation = %v, %q; want false, error: ...", ok, why)
 	}
+	if _, _, err := reference(mustPolicy(t), env, Access{Op: "file-read-all"}); !errors.Is(err, ErrOperation) {
+		t.Errorf("reference on an unknown operation: %v, want ErrOperation", err)
+	}
 }
 
 func TestParseAccess(t *testing.T) {

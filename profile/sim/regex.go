@@ -19,16 +19,16 @@ type RegexError struct {
 }
 
 func (e *RegexError) Error() string {
-	return fmt.Sprintf("sim: regex %q: %s; rewrite it in plain POSIX extended syntax", e.Pattern, e.Reason)
+	return fmt.Sprintf("sim: regex %q: %s", e.Pattern, e.Reason)
 }
 func (e *RegexError) Unwrap() error { return ErrRegex }
 
 // TranslateRegex turns a Seatbelt regex into Go regexp syntax.
 //
 // Seatbelt regexes are POSIX extended regular expressions, unanchored unless
-// they start with "^" (sbpl.md §3). "(?i)" and other Perl groups fail to
-// compile in libsandbox ("unexpected ^ operator in middle of expression")
-// [reported: constellation-works/orbit#495, measured], so they are
+// they start with "^". "(?i)" and other Perl groups fail to compile in
+// libsandbox ("unexpected ^ operator in middle of expression") [reported:
+// constellation-works/orbit#495, measured], so they are
 // rejected here too. What the simulator cannot translate without guessing
 // is rejected rather than approximated:
 //   - "^" anywhere but at the start of the pattern or of a group or branch;

@@ -25,6 +25,9 @@ var (
 	ErrFilterArgs = errors.New("malformed filter arguments")
 	// ErrAccess: the access itself is malformed (bad address, ...).
 	ErrAccess = errors.New("malformed access")
+	// ErrUndecidable: a rule the simulator cannot evaluate could decide
+	// the access; the [*RuleError] names it and wraps the cause too.
+	ErrUndecidable = errors.New("undecidable")
 )
 
 // Access is one operation a sandboxed process attempts, with its argument.
@@ -41,7 +44,7 @@ type Access struct {
 	// operations.
 	Path string
 	// VnodeType is the file's type for vnode-type filters: REGULAR-FILE,
-	// DIRECTORY, SYMLINK, ... (sbpl.md §3).
+	// DIRECTORY, SYMLINK, ... (sandblaster filters.json).
 	VnodeType string
 	// Addr is the endpoint of a network-* operation: "host:port" with an IP
 	// address or "localhost", or an absolute Unix socket path. It is the
@@ -66,6 +69,15 @@ type Access struct {
 	Extensions []string
 	// Params binds (param "K") forms; an unbound parameter never matches.
 	Params map[string]string
+	// Source is the existing file a file-link or file-clone access makes
+	// a new name (Path) for; see [Variant.Link].
+	Source string
+}
+
+// access is an Access with what the variant changes in filter matching.
+type access struct {
+	Access
+	notSelf bool // Variant.SameSandboxNotSelf
 }
 
 func (a Access) String() string {
@@ -136,7 +148,7 @@ func (e *RuleError) Unwrap() error { return e.Err }
 // renderer denies iokit-get-properties, process-info* and nvram* "because
 // these operations are allowed by default" (crbug 799149), and Apple's
 // Security-project profiles follow (deny default) with (deny
-// file-map-executable process-info* nvram*) (sbpl.md §6) [confirmed in
+// file-map-executable process-info* nvram*) [confirmed in
 // those profiles; unmeasured on macOS 26].
 var defaultOpen = []string{"process-info*", "nvram*", "iokit-get-properties", "file-map-executable"}
 
@@ -144,17 +156,72 @@ func isDefaultOpen(op string) bool {
 	return slices.ContainsFunc(defaultOpen, func(w string) bool { return sbpl.Covers(w, op) })
 }
 
-// canonicalOp maps process-exec, which profiles write (Codex's
-// (allow process-exec (path "/bin/ps") ...), fence's (deny process-exec
-// ...), sbpl.md §4) but libsandbox's table does not list, to the table's
-// process-exec*, the operation exec is checked as [inferred: the table has
-// no process-exec entry; process-exec-interpreter and
-// process-exec-update-label are the only names below it].
+// opAliases are operation names Apple's SBPL prelude defines as other
+// operations (libsandbox's sbpl_v1.scm as extracted in 0xbf00/simbple
+// src/scm/sbpl_v1.scm: "(define process-exec process-exec*)",
+// "(define ipc-posix-shm ipc-posix-shm*)", ...). iokit-open is written by
+// Chromium's renderer.sb and Apple's profiles but is in neither the
+// prelude nor the 14.4.1 table, which lists iokit-open* above
+// iokit-open-service and iokit-open-user-client [inferred: the family].
+var opAliases = map[string]string{
+	"process-exec":               "process-exec*",
+	"ipc-posix-sem":              "ipc-posix-sem*",
+	"ipc-posix-shm":              "ipc-posix-shm*",
+	"file-unlink":                "file-write-unlink",
+	"file-fsctl":                 "system-fsctl",
+	"file-write-mount":           "file-mount",
+	"file-write-unmount":         "file-unmount",
+	"file-write-umount":          "file-unmount",
+	"file-issue-extension*":      "file-issue-extension",
+	"file-issue-extension-read":  "file-issue-extension",
+	"file-issue-extension-write": "file-issue-extension",
+	"system-misc":                "system*",
+	"time-set":                   "system-set-time",
+	"managed-preference*":        "managed-preference-read",
+	"iokit-open":                 "iokit-open*",
+}
+
+// filterAliases are filter names the same prelude defines as others
+// ("(define iokit-user-client-class iokit-registry-entry-class)", "(define
+// from local)", "(define to remote)"). literal, prefix, regex and
+// path-literal, also aliases there, are matched under both names.
+var filterAliases = map[string]string{
+	"iokit-user-client-class":       "iokit-registry-entry-class",
+	"iokit-user-client-class-regex": "iokit-registry-entry-class-regex",
+	"from":                          "local",
+	"to":                            "remote",
+}
+
+// canonicalOp maps an alias to the operation it stands for.
 func canonicalOp(op string) string {
-	if op == "process-exec" {
-		return "process-exec*"
+	if c, ok := opAliases[op]; ok {
+		return c
 	}
 	return op
+}
+
+// knownOp reports whether a rule's operation (after canonicalOp) is one
+// the simulator can rank: a name of libsandbox's table, or a family
+// ("ipc-posix-shm-read*", which Codex's and Chromium's profiles write)
+// covering at least one name of the table.
+func knownOp(op string) bool {
+	if sbpl.IsOperation(op) {
+		return true
+	}
+	if !strings.HasSuffix(op, "*") {
+		return false
+	}
+	return slices.ContainsFunc(sbpl.Operations(), func(c string) bool { return !sbpl.IsWildcard(c) && sbpl.Covers(op, c) })
+}
+
+// mayCover reports whether an operation name the simulator does not know
+// could stand for the concrete operation: every name of libsandbox's table
+// starts with its family (file-, network-, mach-, ...), so an unknown name
+// is taken to touch only its own family [inferred from the table].
+func mayCover(unknown, concrete string) bool {
+	fam, _, _ := strings.Cut(strings.TrimSuffix(unknown, "*"), "-")
+	cfam, _, _ := strings.Cut(concrete, "-")
+	return fam == cfam
 }
 
 // checkOp canonicalises an access's operation and checks that it is one
@@ -171,17 +238,17 @@ func checkOp(op *string) error {
 
 // specificity ranks how closely a rule's operation names the concrete
 // operation, or returns -2 if it does not cover it. A concrete name beats
-// any wildcard whatever the order (sbpl.md §6 [reported: agent-safehouse
-// ssh.bats, measured; confirmed: fence macos.go]). Among wildcards a longer
-// family (file-read*) beats a shorter one (file*), since operations
-// inherit their parent family's rules [inferred], and "default" comes last.
-func specificity(op, concrete string) int {
-	op = canonicalOp(op)
+// any wildcard whatever the order. Among wildcards a longer family
+// (file-read*) beats a shorter one (file*), since operations inherit their
+// parent family's rules [inferred], and "default" comes last. See
+// [Specificity] for the alternatives; stragglers reports whether default
+// covers the operations (deny default) leaves open.
+func specificity(op, concrete string, stragglers bool) int {
 	switch {
 	case op == concrete:
 		return 1 << 20
 	case op == "default":
-		if isDefaultOpen(concrete) {
+		if isDefaultOpen(concrete) && !stragglers {
 			return -2
 		}
 		return -1
@@ -191,78 +258,254 @@ func specificity(op, concrete string) int {
 	return -2
 }
 
-// Decide answers whether profile allows access, and which rule decided.
+// rank orders the rules that apply to an access under v: the highest rank
+// decides, and among equal ranks the last rule.
+func (v Variant) rank(spec int, filtered bool) [2]int {
+	switch {
+	case spec < 0:
+	case v.Specificity == SpecificityNone:
+		spec = 0
+	case v.Specificity == SpecificityConcrete && spec < 1<<20:
+		spec = 0
+	}
+	f := 0
+	if filtered {
+		f = 1
+	}
+	switch v.Unfiltered {
+	case UnfilteredLast:
+		return [2]int{spec, 0}
+	case UnfilteredBelowAll:
+		return [2]int{f, spec}
+	}
+	return [2]int{spec, f}
+}
+
+func less(a, b [2]int) bool { return a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]) }
+
+// Decide answers whether profile allows access, and which rule decided,
+// under the [Default] reading of Seatbelt.
+func Decide(profile *sbpl.Profile, access Access) (Decision, error) {
+	return Default.Decide(profile, access)
+}
+
+// Decide answers whether profile allows access, and which rule decided,
+// under the reading v.
 //
 // Semantics: a rule applies when one of its operations covers the access's
 // operation ([sbpl.Covers]) and one of its filters matches (a rule without
-// filters always matches). The most specific applicable rule decides
-// (see specificity); among equally specific ones the last wins (sbpl.md §6
-// [confirmed: Bazel's generator, agent-safehouse docs, nono#1324]).
-// Filter specificity does not matter: a later subpath allow reopens an
-// earlier literal deny (sbpl.md §6 [confirmed: Codex seatbelt.rs]). When
-// no rule applies the operation is allowed: Seatbelt's fallback without a
-// default rule is allow [inferred from sbpl.md §1 and §6: (deny default)
-// exists to set it, and its stragglers are "allowed by default"].
-func Decide(profile *sbpl.Profile, access Access) (Decision, error) {
+// filters always matches). The highest-ranked applicable rule decides (see
+// [Variant]); among equally ranked ones the last wins (Bazel's
+// DarwinSandboxedSpawnRunner: "the *last* matching rule wins";
+// agent-safehouse's policy docs; nolabs-ai/nono#1324). Filter specificity
+// does not matter: a later subpath allow reopens an earlier literal deny
+// (Codex seatbelt.rs). When no rule applies the operation is allowed:
+// Seatbelt's fallback without a default rule is allow [inferred: (deny
+// default) exists to set it, and Chromium's renderer.sb calls its
+// stragglers "allowed by default", crbug 799149].
+//
+// A rule the simulator cannot evaluate (an unknown operation or filter, a
+// filter it does not model, a malformed argument) makes the decision
+// undecidable only if it could outrank the rule that decides otherwise:
+// the error is then a [*RuleError] wrapping [ErrUndecidable] and the
+// cause. Any other access is decided as usual.
+func (v Variant) Decide(profile *sbpl.Profile, access Access) (Decision, error) {
 	if profile == nil {
 		return Decision{}, errors.New("sim: Decide on a nil profile")
 	}
 	if err := checkOp(&access.Op); err != nil {
 		return Decision{}, err
 	}
-	if err := checkNames(profile.Rules); err != nil {
-		return Decision{}, err
+	if access.Source == "" || (access.Op != "file-link" && access.Op != "file-clone") || v.Link == LinkDestination {
+		return v.decide(profile, access)
 	}
-	best, bestIdx, bestDefault := -2, -1, false
+	src := access
+	src.Path, src.Source = access.Source, ""
+	if v.Link == LinkSource {
+		return v.decide(profile, src)
+	}
+	d, err := v.decide(profile, access)
+	if err != nil || !d.Allowed {
+		return d, err
+	}
+	ds, err := v.decide(profile, src)
+	if err != nil || !ds.Allowed {
+		return ds, err
+	}
+	return d, nil
+}
+
+func (v Variant) decide(profile *sbpl.Profile, a Access) (Decision, error) {
+	access := access{Access: a, notSelf: v.SameSandboxNotSelf}
+	type candidate struct {
+		rank [2]int
+		idx  int
+		err  error
+	}
+	best := candidate{rank: [2]int{-3, -3}, idx: -1}
+	var unsure []candidate
 	for i := range profile.Rules {
 		r := &profile.Rules[i]
-		spec := -2
+		spec, unknownOp := -2, ""
 		for _, op := range r.Ops {
-			spec = max(spec, specificity(op, access.Op))
+			op = canonicalOp(op)
+			if !knownOp(op) {
+				if mayCover(op, access.Op) {
+					spec, unknownOp = max(spec, 1<<20), op
+				}
+				continue
+			}
+			spec = max(spec, specificity(op, access.Op, v.DefaultCoversStragglers))
 		}
 		if spec == -2 {
 			continue
 		}
-		ok, err := ruleMatches(r, &access)
+		t, reason, err := ruleMatch(r, &access)
 		if err != nil {
-			text, _ := r.Text()
-			return Decision{}, &RuleError{Index: i, Rule: text, Err: err}
+			return Decision{}, err
 		}
-		if ok && spec >= best {
-			best, bestIdx, bestDefault = spec, i, spec == -1
+		c := candidate{rank: v.rank(spec, len(r.Filters) > 0), idx: i}
+		switch {
+		case t == no:
+		case unknownOp != "":
+			c.err = fmt.Errorf("unknown operation %q: %w", unknownOp, ErrOperation)
+			unsure = append(unsure, c)
+		case t == maybe:
+			c.err = reason
+			unsure = append(unsure, c)
+		case !less(c.rank, best.rank):
+			best = c
 		}
 	}
-	if bestIdx < 0 {
+	for _, u := range unsure {
+		if !less(u.rank, best.rank) && (u.rank != best.rank || u.idx > best.idx) {
+			text, _ := profile.Rules[u.idx].Text()
+			return Decision{}, &RuleError{Index: u.idx, Rule: text, Err: fmt.Errorf("%w: %w", ErrUndecidable, u.err)}
+		}
+	}
+	if best.idx < 0 {
 		return Decision{Allowed: true, Rule: -1, Default: true, Op: access.Op}, nil
 	}
-	r := &profile.Rules[bestIdx]
+	r := &profile.Rules[best.idx]
 	text, err := r.Text()
 	if err != nil {
-		return Decision{}, &RuleError{Index: bestIdx, Rule: fmt.Sprintf("(%s %s ...)", r.Effect, strings.Join(r.Ops, " ")), Err: err}
+		return Decision{}, &RuleError{Index: best.idx, Rule: fmt.Sprintf("(%s %s ...)", r.Effect, strings.Join(r.Ops, " ")), Err: err}
 	}
-	return Decision{Allowed: r.Effect == sbpl.Allow, Rule: bestIdx, Text: text, Layer: r.Layer, Default: bestDefault, Op: access.Op}, nil
+	isDefault := slices.Contains(r.Ops, "default") && best.rank == v.rank(-1, len(r.Filters) > 0)
+	return Decision{Allowed: r.Effect == sbpl.Allow, Rule: best.idx, Text: text, Layer: r.Layer, Default: isDefault, Op: access.Op}, nil
 }
 
-// ruleMatches reports whether one of the rule's filters matches (sbpl
-// model: several filters in one rule match when any of them matches).
-func ruleMatches(r *sbpl.Rule, a *Access) (bool, error) {
+// tri is a filter's verdict: it matches, it does not, or the simulator
+// cannot tell.
+type tri int8
+
+const (
+	no tri = iota
+	yes
+	maybe
+)
+
+// ruleMatch reports whether one of the rule's filters matches (sbpl
+// model: several filters in one rule match when any of them matches). A
+// filter the simulator cannot evaluate makes the answer maybe, with the
+// reason, unless another filter matches. err is set only for a malformed
+// access.
+func ruleMatch(r *sbpl.Rule, a *access) (t tri, reason, err error) {
 	if len(r.Filters) == 0 {
-		return true, nil
+		return yes, nil, nil
 	}
-	// Evaluate every filter, so an unsupported filter is an error even when
-	// an earlier one already matched.
-	any := false
+	t = no
 	for _, f := range r.Filters {
-		ok, err := match(f, a, 0)
+		ft, why, err := eval(f, a, 0)
 		if err != nil {
-			return false, err
+			return no, nil, err
 		}
-		any = any || ok
+		switch {
+		case ft == yes:
+			return yes, nil, nil
+		case ft == maybe && t == no:
+			t, reason = maybe, why
+		}
 	}
-	return any, nil
+	return t, reason, nil
 }
 
-// nameFilters are the filters on the access's Name (sbpl.md §3). Each also
+// eval evaluates a filter in three-valued logic: require-all is no if any
+// part is no, require-any yes if any part is yes, require-not swaps yes
+// and no; what cannot be evaluated is maybe.
+func eval(f *sbpl.Filter, a *access, depth int) (t tri, reason, err error) {
+	if f == nil || depth > maxDepth {
+		return maybe, fmt.Errorf("filters nested deeper than %d: %w", maxDepth, ErrFilterArgs), nil
+	}
+	switch f.Name {
+	case "require-all", "require-any", "require-not":
+	default:
+		ok, err := match(f, a, depth)
+		switch {
+		case errors.Is(err, ErrAccess):
+			return no, nil, err
+		case err != nil:
+			return maybe, err, nil
+		case ok:
+			return yes, nil, nil
+		}
+		return no, nil, nil
+	}
+	if len(f.Args) == 0 || (f.Name == "require-not" && len(f.Args) != 1) {
+		return maybe, fmt.Errorf("(%s) with %d arguments: %w", f.Name, len(f.Args), ErrFilterArgs), nil
+	}
+	var yesN, noN int
+	for _, v := range f.Args {
+		sub, ok := v.(*sbpl.Filter)
+		if !ok {
+			return maybe, fmt.Errorf("(%s) takes filters: %w", f.Name, ErrFilterArgs), nil
+		}
+		st, why, err := eval(sub, a, depth+1)
+		if err != nil {
+			return no, nil, err
+		}
+		switch st {
+		case yes:
+			yesN++
+		case no:
+			noN++
+		default:
+			if reason == nil {
+				reason = why
+			}
+		}
+	}
+	unsure := yesN+noN < len(f.Args)
+	switch f.Name {
+	case "require-all":
+		if noN > 0 {
+			return no, nil, nil
+		}
+	case "require-any":
+		if yesN > 0 {
+			return yes, nil, nil
+		}
+		if !unsure {
+			return no, nil, nil
+		}
+		return maybe, reason, nil
+	default: // require-not
+		if unsure {
+			return maybe, reason, nil
+		}
+		if yesN > 0 {
+			return no, nil, nil
+		}
+		return yes, nil, nil
+	}
+	if unsure {
+		return maybe, reason, nil
+	}
+	return yes, nil, nil
+}
+
+// nameFilters are the filters on the access's Name (sandblaster
+// filters.json; Codex, Chromium and Gemini CLI profiles use them). Each also
 // has -prefix and (where the table has one) -regex forms.
 var nameFilters = map[string]bool{
 	"global-name": true, "local-name": true, "xpc-service-name": true,
@@ -273,20 +516,31 @@ var nameFilters = map[string]bool{
 
 const maxDepth = 64
 
-func match(f *sbpl.Filter, a *Access, depth int) (bool, error) {
+func match(f *sbpl.Filter, a *access, depth int) (bool, error) {
 	if f == nil {
 		return false, fmt.Errorf("nil filter: %w", ErrFilterArgs)
 	}
 	if depth > maxDepth {
 		return false, fmt.Errorf("filters nested deeper than %d: %w", maxDepth, ErrFilterArgs)
 	}
-	switch f.Name {
+	name := f.Name
+	if c, ok := filterAliases[name]; ok {
+		name = c
+	}
+	switch name {
 	case "require-all", "require-any", "require-not":
-		return matchLogic(f, a, depth)
+		t, why, err := eval(f, a, depth)
+		switch {
+		case err != nil:
+			return false, err
+		case t == maybe:
+			return false, why
+		}
+		return t == yes, nil
 	case "literal", "path", "path-literal", "subpath", "prefix", "path-prefix", "regex", "path-regex", "path-ancestors":
 		return matchPath(f, a, pathOf(a))
 	case "local", "remote":
-		return matchNetwork(f, a, depth)
+		return matchNetwork(f, name, a)
 	case "vnode-type":
 		s, err := symArg(f)
 		if err != nil {
@@ -298,7 +552,7 @@ func match(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		return matchTarget(s, a.Target), nil
+		return matchTarget(s, a.Target, a.notSelf), nil
 	case "extension", "extension-class":
 		s, bound, err := strArg(f, a)
 		if err != nil || !bound {
@@ -319,7 +573,7 @@ func match(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 		return a.SocketDomain != 0 && n == a.SocketDomain, nil
 	}
 	for base := range nameFilters {
-		rest, ok := strings.CutPrefix(f.Name, base)
+		rest, ok := strings.CutPrefix(name, base)
 		if !ok || (rest != "" && rest != "-prefix" && rest != "-regex") {
 			continue
 		}
@@ -339,7 +593,7 @@ func match(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 		}
 		return a.Name == s, nil
 	}
-	if !knownFilter(f.Name) {
+	if !knownFilter(name) {
 		return false, fmt.Errorf("(%s): %w", f.Name, ErrUnknownFilter)
 	}
 	return false, fmt.Errorf("(%s): %w", f.Name, ErrUnsupportedFilter)
@@ -360,66 +614,10 @@ func knownFilter(name string) bool {
 	return known
 }
 
-// checkNames fails on the first filter name libsandbox does not know,
-// anywhere in the rules, so an unknown name is an error whatever the access.
-func checkNames(rules []sbpl.Rule) error {
-	var walk func(f *sbpl.Filter, depth int) error
-	walk = func(f *sbpl.Filter, depth int) error {
-		if f == nil || depth > maxDepth || f.Name == "param" {
-			return nil // reported by match when the rule applies
-		}
-		if !knownFilter(f.Name) {
-			return fmt.Errorf("(%s): %w", f.Name, ErrUnknownFilter)
-		}
-		for _, v := range f.Args {
-			if sub, ok := v.(*sbpl.Filter); ok {
-				if err := walk(sub, depth+1); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	for i := range rules {
-		for _, f := range rules[i].Filters {
-			if err := walk(f, 0); err != nil {
-				text, _ := rules[i].Text()
-				return &RuleError{Index: i, Rule: text, Err: err}
-			}
-		}
-	}
-	return nil
-}
-
-func matchLogic(f *sbpl.Filter, a *Access, depth int) (bool, error) {
-	if len(f.Args) == 0 || (f.Name == "require-not" && len(f.Args) != 1) {
-		return false, fmt.Errorf("(%s) with %d arguments: %w", f.Name, len(f.Args), ErrFilterArgs)
-	}
-	all, any := true, false
-	for _, v := range f.Args {
-		sub, ok := v.(*sbpl.Filter)
-		if !ok {
-			return false, fmt.Errorf("(%s) takes filters: %w", f.Name, ErrFilterArgs)
-		}
-		m, err := match(sub, a, depth+1)
-		if err != nil {
-			return false, err
-		}
-		all, any = all && m, any || m
-	}
-	switch f.Name {
-	case "require-all":
-		return all, nil
-	case "require-any":
-		return any, nil
-	}
-	return !any, nil
-}
-
 // pathOf is the path path filters see: the file, or for a network
 // operation on a Unix socket the socket path (nono denies a socket with
-// network-outbound (path ...), sbpl.md §9 [confirmed: nono]).
-func pathOf(a *Access) string {
+// network-outbound (path ...) [confirmed: nono]).
+func pathOf(a *access) string {
 	if a.Path != "" {
 		return a.Path
 	}
@@ -429,7 +627,7 @@ func pathOf(a *Access) string {
 	return ""
 }
 
-func matchPath(f *sbpl.Filter, a *Access, path string) (bool, error) {
+func matchPath(f *sbpl.Filter, a *access, path string) (bool, error) {
 	s, bound, err := strArg(f, a)
 	if err != nil || !bound || path == "" {
 		return false, err
@@ -448,16 +646,17 @@ func matchPath(f *sbpl.Filter, a *Access, path string) (bool, error) {
 }
 
 // matchTarget: a target word matches itself; same-sandbox also matches
-// self and children, which inherit the caller's sandbox [inferred: a
-// sandbox is inherited across fork and exec, libsandbox.md].
-func matchTarget(rule, target string) bool {
+// children, which inherit the caller's sandbox across fork and exec
+// [inferred], and the process itself unless notSelf (see
+// [Variant.SameSandboxNotSelf]).
+func matchTarget(rule, target string, notSelf bool) bool {
 	if target == "" {
 		return false
 	}
 	if rule == target {
 		return true
 	}
-	return rule == "same-sandbox" && (target == "self" || target == "children")
+	return rule == "same-sandbox" && ((target == "self" && !notSelf) || target == "children")
 }
 
 // socketDomains are the AF_* values of macOS's <sys/socket.h> (AF_UNIX 1,
@@ -491,16 +690,17 @@ func intArg(f *sbpl.Filter, names map[string]int) (int, error) {
 
 // strArg returns a filter's string argument, resolving (param "K") from
 // the access; bound is false for an unbound parameter, which then never
-// matches (libsandbox gives a non-string for a missing parameter, sbpl.md
-// §1; the simulator treats the filter as matching nothing).
-func strArg(f *sbpl.Filter, a *Access) (s string, bound bool, err error) {
+// matches (libsandbox gives a non-string for a missing parameter, which
+// Chromium's common.sb tests with string?; the simulator treats the filter
+// as matching nothing).
+func strArg(f *sbpl.Filter, a *access) (s string, bound bool, err error) {
 	if len(f.Args) != 1 {
 		return "", false, fmt.Errorf("(%s) takes one string: %w", f.Name, ErrFilterArgs)
 	}
 	return valueString(f.Args[0], f.Name, a)
 }
 
-func valueString(v sbpl.Value, name string, a *Access) (string, bool, error) {
+func valueString(v sbpl.Value, name string, a *access) (string, bool, error) {
 	switch v := v.(type) {
 	case sbpl.Str:
 		return string(v), true, nil
@@ -518,12 +718,19 @@ func valueString(v sbpl.Value, name string, a *Access) (string, bool, error) {
 // matchNetwork evaluates (local|remote PROTO "host:port") and
 // (local|remote unix-socket PATH-FILTER). remote applies to
 // network-outbound (the peer), local to network-bind and network-inbound
-// (sbpl.md §9 [confirmed: Codex local network policy]). The simulator does
+// [confirmed: Codex local network policy]. The simulator does
 // not model the other end of a connection: a local filter on
 // network-outbound never matches, although sandbox-runtime reports that
-// (local ip "*:*") on outbound permits all egress (sbpl.md §9 [reported]).
-func matchNetwork(f *sbpl.Filter, a *Access, depth int) (bool, error) {
-	if len(f.Args) != 2 {
+// (local ip "*:*") on outbound permits all egress [reported:
+// anthropic-experimental/sandbox-runtime#131].
+//
+// With only a protocol, (remote ip), (local ip) or (remote unix-socket)
+// means any address of that kind: Bazel's darwin sandbox and early
+// sandbox-runtime write (allow network* (remote unix-socket)) after (deny
+// network*) to keep Unix sockets [inferred: the address narrows, so its
+// absence does not].
+func matchNetwork(f *sbpl.Filter, dir string, a *access) (bool, error) {
+	if len(f.Args) != 1 && len(f.Args) != 2 {
 		return false, fmt.Errorf("(%s) takes a protocol and an address: %w", f.Name, ErrFilterArgs)
 	}
 	proto, ok := f.Args[0].(sbpl.Sym)
@@ -531,12 +738,16 @@ func matchNetwork(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 		return false, fmt.Errorf("(%s): the protocol must be a symbol: %w", f.Name, ErrFilterArgs)
 	}
 	var applies bool
-	if f.Name == "remote" {
+	if dir == "remote" {
 		applies = a.Op == "network-outbound"
 	} else {
 		applies = a.Op == "network-bind" || a.Op == "network-inbound"
 	}
+	unix := strings.HasPrefix(a.Addr, "/")
 	if proto == "unix-socket" || proto == "unix" {
+		if len(f.Args) == 1 {
+			return applies && unix, nil
+		}
 		sub, ok := f.Args[1].(*sbpl.Filter)
 		if !ok {
 			return false, fmt.Errorf("(%s %s) takes a path filter: %w", f.Name, proto, ErrFilterArgs)
@@ -546,18 +757,26 @@ func matchNetwork(f *sbpl.Filter, a *Access, depth int) (bool, error) {
 		default:
 			return false, fmt.Errorf("(%s %s (%s)): not a path filter: %w", f.Name, proto, sub.Name, ErrFilterArgs)
 		}
-		if !applies || !strings.HasPrefix(a.Addr, "/") {
+		if !applies || !unix {
 			return false, nil
 		}
 		return matchPath(sub, a, a.Addr)
+	}
+	if len(f.Args) == 1 {
+		s, err := matchNetworkAddr(f, proto, "*:*", applies, a)
+		return s, err
 	}
 	s, bound, err := valueString(f.Args[1], f.Name, a)
 	if err != nil || !bound {
 		return false, err
 	}
+	return matchNetworkAddr(f, proto, s, applies, a)
+}
+
+func matchNetworkAddr(f *sbpl.Filter, proto sbpl.Sym, s string, applies bool, a *access) (bool, error) {
 	rhost, rport, ok := strings.Cut(s, ":")
 	if !ok || (rhost != "*" && rhost != "localhost") {
-		return false, fmt.Errorf("(%s %s %q): host must be * or localhost (sbpl.md §9): %w", f.Name, proto, s, ErrFilterArgs)
+		return false, fmt.Errorf("(%s %s %q): host must be * or localhost: %w", f.Name, proto, s, ErrFilterArgs)
 	}
 	transport, family := string(proto), ""
 	if strings.HasSuffix(transport, "4") || strings.HasSuffix(transport, "6") {

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sim"
+)
+
+// usageError is bad input found by procage itself (a flag, an argument, a
+// value). hint adds a "see --help" line: the command line's shape is wrong.
+type usageError struct {
+	msg  string
+	hint bool
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef is a bad command line: the message and a pointer to --help.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), hint: true}
+}
+
+// badValuef is a bad value in well-formed input.
+func badValuef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// inputError ties an error in the user's input to where it was given: a
+// flag ("--read /x"), a file ("p.json:3:5"). The message shows that place
+// once, followed by the cause in plain words.
+type inputError struct {
+	where string
+	err   error
+}
+
+func (e *inputError) Error() string { return e.where + ": " + describe(e.err) }
+func (e *inputError) Unwrap() error { return e.err }
+
+// isBadInput reports whether err is the user's input at fault (exit 2)
+// rather than a failure while running (exit 1).
+func isBadInput(err error) bool {
+	var (
+		ue *usageError
+		ie *inputError
+		pe *profile.Error
+		le *profile.LimitError
+		re *pathresolve.PathError
+		ce *pathresolve.CaseSensitiveError
+	)
+	return errors.As(err, &ue) || errors.As(err, &ie) || errors.As(err, &pe) ||
+		errors.As(err, &le) || errors.As(err, &re) || errors.As(err, &ce) ||
+		errors.Is(err, errors.ErrUnsupported) || errors.Is(err, sim.ErrAccess) ||
+		errors.Is(err, sim.ErrOperation)
+}
+
+// describe renders err in plain words for one line of standard error: the
+// user's input first, then what is wrong with it, without the package
+// prefixes (cage:, profile:, ...) that wrapping piles up.
+func describe(err error) string {
+	var (
+		ie *inputError
+		pe *profile.Error
+		le *profile.LimitError
+		re *pathresolve.PathError
+		ce *pathresolve.CaseSensitiveError
+		ue *cage.UnsupportedError
+	)
+	switch {
+	case errors.As(err, &ie):
+		return ie.Error()
+	case errors.As(err, &pe):
+		s := pe.Field
+		if pe.Value != "" {
+			s += fmt.Sprintf(" %q", pe.Value)
+		}
+		if s == "" {
+			return describe(pe.Err)
+		}
+		return s + ": " + describe(pe.Err)
+	case errors.As(err, &le):
+		return fmt.Sprintf("the profile has %d rules, more than the limit of %d", le.Rules, le.Limit)
+	case errors.As(err, &re):
+		if re.Component != "" && re.Component != re.Path {
+			return fmt.Sprintf("%q: at %q: %s", re.Path, re.Component, firstClause(re.Err))
+		}
+		return fmt.Sprintf("%q: %s", re.Path, firstClause(re.Err))
+	case errors.As(err, &ce):
+		return fmt.Sprintf("%q is on a case-sensitive volume (%s), where Seatbelt's case-insensitive rules would also allow other files", ce.Path, ce.Volume)
+	case errors.As(err, &ue):
+		return fmt.Sprintf("unsupported on %s: %s", ue.OSBuild, ue.What)
+	case errors.Is(err, errors.ErrUnsupported):
+		return strings.TrimSuffix(stripPrefixes(err.Error()), ": "+errors.ErrUnsupported.Error())
+	case errors.Is(err, sim.ErrAccess):
+		// "file-read-data "x": want an absolute path", without the
+		// sentinel's own words repeated at the end.
+		return strings.TrimSuffix(stripPrefixes(err.Error()), ": "+sim.ErrAccess.Error())
+	case errors.Is(err, sim.ErrOperation):
+		return firstClause(err)
+	}
+	return stripPrefixes(err.Error())
+}
+
+// firstClause drops the advice some sentinel errors carry after a
+// semicolon: the CLI's message names the input instead.
+func firstClause(err error) string {
+	s := stripPrefixes(err.Error())
+	if i := strings.Index(s, "; "); i > 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// packagePrefixes are the prefixes procage's packages put on their error
+// strings; in a CLI message they say nothing the user can act on.
+var packagePrefixes = []string{"cage: ", "profile: ", "pathresolve: ", "sim: ", "sbpl: ", "forkexec: ", "libsandbox: "}
+
+// stripPrefixes removes package prefixes at the start of s and after each
+// ": " separator.
+func stripPrefixes(s string) string {
+	parts := strings.Split(s, ": ")
+	out := parts[:0]
+	for _, p := range parts {
+		name := p + ": "
+		if isPrefix(name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return strings.Join(out, ": ")
+}
+
+func isPrefix(s string) bool {
+	for _, p := range packagePrefixes {
+		if s == p {
+			return true
+		}
+	}
+	return false
+}
