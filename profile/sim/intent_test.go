@@ -18,15 +18,29 @@ import (
 	"github.com/procage-go/procage/profile/sim"
 )
 
-// variants are the simulator semantics every intent must hold under. When
-// the simulator models unmeasured Seatbelt rules as named variants, each
-// one is listed here and every check below runs under it.
-var variants = []struct {
+// variants are the simulator's readings of unmeasured Seatbelt rules
+// (sim.Variants); every intent must hold under each.
+var variants = func() []struct {
 	name   string
 	decide func(*sbpl.Profile, sim.Access) (sim.Decision, error)
-}{
-	{"default", sim.Decide},
-}
+} {
+	var out []struct {
+		name   string
+		decide func(*sbpl.Profile, sim.Access) (sim.Decision, error)
+	}
+	for i, v := range sim.Variants() {
+		// The race detector slows the simulator about tenfold: there a
+		// sample of every tenth variant runs, Default first.
+		if intentRace && i%10 != 0 {
+			continue
+		}
+		out = append(out, struct {
+			name   string
+			decide func(*sbpl.Profile, sim.Access) (sim.Decision, error)
+		}{v.String(), v.Decide})
+	}
+	return out
+}()
 
 const intentHome = "/Users/tm"
 
@@ -169,7 +183,14 @@ func hardDenyIntents() []intent {
 	var out []intent
 	add := func(section string, classes []profile.Class, as ...sim.Access) {
 		for _, a := range as {
-			out = append(out, intent{section, a, classes})
+			cs := classes
+			// Linking and cloning are denied everywhere by each class that
+			// names them (which of their paths Seatbelt checks is
+			// unmeasured), so both file classes claim them.
+			if a.Op == "file-link" || a.Op == "file-clone" {
+				cs = []profile.Class{profile.Secrets, profile.TrustHandoff}
+			}
+			out = append(out, intent{section, a, cs})
 		}
 	}
 	file := func(op, path string) sim.Access { return sim.Access{Op: op, Path: path, VnodeType: "REGULAR-FILE"} }
