@@ -45,3 +45,9 @@ func AcceptGaps(gaps ...Gap) Option {
 		return nil
 	})
 }
+
+// Gaps returns every [Gap], in the order plans report them.
+func Gaps() []Gap { return linuxsandbox.Gaps() }
+
+// ParseGap returns the [Gap] named s (a Gap's string form).
+func ParseGap(s string) (Gap, error) { return linuxsandbox.ParseGap(s) }

@@ -47,7 +47,7 @@ func trimSlash(s string) string {
 type policyFlags struct {
 	read, write, exec, sockets pathListFlag
 	mach, waive, seatbelt      listFlag
-	ports                      listFlag
+	ports, acceptGaps          listFlag
 	network, policyFile        string
 	fork, execOnly, listenAny  bool
 	limit                      int
@@ -70,6 +70,7 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.BoolVar(&pf.execOnly, "exec-target-only", false, "let the target execute no program but itself")
 	fs.Var(&pf.waive, "waive", "lift the hard-deny `CLASS`: process-access, secrets, trust-handoff or service-manager (repeatable)")
 	fs.Var(&pf.seatbelt, "seatbelt", "add a raw Seatbelt `RULE`, e.g. '(allow sysctl-read (sysctl-name \"kern.ostype\"))' (repeatable)")
+	fs.Var(&pf.acceptGaps, "accept-gap", "Linux: leave the gap `NAME` unenforced instead of refusing the policy, e.g. trust-handoff-inside-writable-tree (repeatable; docs/linux-backend.md lists them)")
 	fs.StringVar(&pf.policyFile, "policy", "", "read the policy from the JSON `FILE` (format: docs/policy.md) instead of rule flags")
 	fs.IntVar(&pf.limit, "limit", profile.DefaultLimit, "refuse profiles with more than `N` rules")
 }

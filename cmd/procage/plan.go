@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"strings"
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/profile"
@@ -22,7 +23,15 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 	if err != nil {
 		return nil, err
 	}
-	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit)}, opts...)
+	var gaps []cage.Gap
+	for _, name := range pf.acceptGaps {
+		g, err := cage.ParseGap(name)
+		if err != nil {
+			return nil, badValuef("--accept-gap %q: not a gap (%s)", name, gapNames())
+		}
+		gaps = append(gaps, g)
+	}
+	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit), cage.AcceptGaps(gaps...)}, opts...)
 	opts = append(opts, b.opts...)
 	c, err := cage.New(p, opts...)
 	var le *profile.LimitError
@@ -161,4 +170,13 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, c.Plan())
 	return err
+}
+
+// gapNames lists the gaps --accept-gap takes.
+func gapNames() string {
+	var names []string
+	for _, g := range cage.Gaps() {
+		names = append(names, string(g))
+	}
+	return strings.Join(names, ", ")
 }

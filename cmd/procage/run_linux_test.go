@@ -40,3 +40,25 @@ func TestRunLinuxWrite(t *testing.T) {
 		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
+
+// --accept-gap leaves a named Linux gap unenforced (the plan lists it);
+// an unknown name is bad input.
+func TestRunLinuxAcceptGap(t *testing.T) {
+	dir := t.TempDir()
+	inFile := filepath.Join(dir, "in")
+	code, _, errs := runCLI(t, "run", "--write", dir, "--accept-gap", "trust-handoff-inside-writable-tree", "--", "/bin/sh", "-c", "echo in > "+inFile)
+	if code != 0 {
+		t.Fatalf("with the gap accepted: exit %d, stderr %q", code, errs)
+	}
+	if b, err := os.ReadFile(inFile); err != nil || string(b) != "in\n" {
+		t.Errorf("inside the --write tree: %q, %v", b, err)
+	}
+	code, out, errs := runCLI(t, "plan", "--backend", "linux", "--write", dir, "--accept-gap", "trust-handoff-inside-writable-tree")
+	if code != 0 || !strings.Contains(out, "trust-handoff-inside-writable-tree") {
+		t.Errorf("plan with the gap accepted: exit %d, stderr %q; want the accepted gap in the plan:\n%s", code, errs, out)
+	}
+	code, out, errs = runCLI(t, "plan", "--backend", "linux", "--accept-gap", "no-such-gap")
+	if code != 2 || out != "" || !strings.Contains(errs, "no-such-gap") {
+		t.Errorf("an unknown gap: exit %d, stdout %q, stderr %q; want exit 2 naming it", code, out, errs)
+	}
+}
