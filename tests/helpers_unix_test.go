@@ -4,7 +4,10 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +16,37 @@ import (
 )
 
 // Helpers the macOS and Linux cage tests share.
+
+// helperEnv names the helper a re-executed test binary runs instead of the
+// tests (the os/exec TestMain pattern).
+const helperEnv = "PROCAGE_TESTS_HELPER"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(helperEnv); name != "" {
+		os.Exit(runHelper(name))
+	}
+	os.Exit(m.Run())
+}
+
+func runHelper(name string) int {
+	if name == "fds" {
+		// Print every open descriptor above stderr (fcntl F_GETFD only, so
+		// nothing here needs a rule).
+		var open []string
+		for fd := 3; fd < 4096; fd++ {
+			if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0); e == 0 {
+				open = append(open, fmt.Sprint(fd))
+			}
+		}
+		fmt.Println(strings.Join(open, " "))
+		return 0
+	}
+	if code, ok := osHelper(name); ok {
+		return code
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper", name)
+	return 2
+}
 
 func newCage(tb testing.TB, pol profile.Policy, opts ...cage.Option) *cage.Cage {
 	tb.Helper()

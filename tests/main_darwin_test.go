@@ -16,18 +16,9 @@ import (
 	"github.com/procage-go/procage/profile"
 )
 
-// helperEnv names the helper a re-executed test binary runs instead of the
-// tests (the os/exec TestMain pattern).
-const helperEnv = "PROCAGE_TESTS_HELPER"
-
-func TestMain(m *testing.M) {
-	if name := os.Getenv(helperEnv); name != "" {
-		os.Exit(runHelper(name))
-	}
-	os.Exit(m.Run())
-}
-
-func runHelper(name string) int {
+// osHelper runs the helpers only this OS's tests use; ok is false for a
+// name it does not know.
+func osHelper(name string) (code int, ok bool) {
 	switch name {
 	case "new-cage":
 		// Inside a cage: building another must be refused.
@@ -41,21 +32,9 @@ func runHelper(name string) int {
 		default:
 			fmt.Println("other:", err)
 		}
-		return 0
-	case "fds":
-		// Print every open descriptor above stderr (fcntl F_GETFD only,
-		// so nothing here needs a rule).
-		var open []string
-		for fd := 3; fd < 4096; fd++ {
-			if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0); e == 0 {
-				open = append(open, fmt.Sprint(fd))
-			}
-		}
-		fmt.Println(strings.Join(open, " "))
-		return 0
+		return 0, true
 	}
-	fmt.Fprintln(os.Stderr, "unknown helper", name)
-	return 2
+	return 0, false
 }
 
 // lib loads libsandbox or fails the test: on macOS it must work.

@@ -15,34 +15,25 @@ import (
 	"github.com/procage-go/procage/profile"
 )
 
-// helperEnv names the helper a re-executed test binary runs instead of the
-// tests (the os/exec TestMain pattern).
-const helperEnv = "PROCAGE_TESTS_HELPER"
-
-func TestMain(m *testing.M) {
-	if name := os.Getenv(helperEnv); name != "" {
-		os.Exit(runHelper(name))
-	}
-	os.Exit(m.Run())
-}
-
-func runHelper(name string) int {
+// osHelper runs the helpers only this OS's tests use; ok is false for a
+// name it does not know.
+func osHelper(name string) (code int, ok bool) {
 	switch name {
 	case "hello":
 		// A Go program: the runtime starts under Base V1.
 		fmt.Println("hello from go")
-		return 0
+		return 0, true
 	case "nested-cage":
 		// Inside a forking cage: another cage's spawn must fail closed.
 		pol, err := profile.New(profile.BaseV1)
 		if err != nil {
 			fmt.Println("policy:", err)
-			return 0
+			return 0, true
 		}
 		c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
 		if err != nil {
 			fmt.Println("new:", err)
-			return 0
+			return 0, true
 		}
 		err = c.Command(context.Background(), "/bin/true").Run()
 		var ae *cage.ApplyError
@@ -56,40 +47,29 @@ func runHelper(name string) int {
 		default:
 			fmt.Println("other:", err)
 		}
-		return 0
+		return 0, true
 	case "orphan":
 		// Start a caged sleep, print its pid, and wait to be killed.
 		pol, err := profile.New(profile.BaseV1)
 		if err != nil {
 			fmt.Println("policy:", err)
-			return 1
+			return 1, true
 		}
 		c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
 		if err != nil {
 			fmt.Println("new:", err)
-			return 1
+			return 1, true
 		}
 		cmd := c.Command(context.Background(), "/bin/sleep", "600")
 		if err := cmd.Start(); err != nil {
 			fmt.Println("start:", err)
-			return 1
+			return 1, true
 		}
 		fmt.Println(cmd.Process.Pid)
 		time.Sleep(time.Minute)
-		return 0
-	case "fds":
-		// Print every open descriptor above stderr (fcntl F_GETFD only).
-		var open []string
-		for fd := 3; fd < 4096; fd++ {
-			if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0); e == 0 {
-				open = append(open, fmt.Sprint(fd))
-			}
-		}
-		fmt.Println(strings.Join(open, " "))
-		return 0
+		return 0, true
 	}
-	fmt.Fprintln(os.Stderr, "unknown helper", name)
-	return 2
+	return 0, false
 }
 
 // requireCage skips when this kernel cannot cage (no Landlock, or an ABI
