@@ -91,19 +91,18 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 	}
 	if len(s.grants) > 0 {
 		// Grants and the private temporary directory: this spawn's own ruleset.
-		var ro, rw []string
+		var gs []linuxsandbox.SpawnGrant
 		for _, g := range s.grants {
-			switch {
-			case g.path == s.temp && g.write:
-				// the private temporary directory: its own layer
-			case g.write:
-				rw = append(rw, g.path)
-			default:
-				ro = append(ro, g.path)
+			if g.path == s.temp && g.write {
+				continue // the private temporary directory: its own layer
 			}
+			// A file grant (a terminal) is no tree that could hold a
+			// protected path; one that cannot be looked at counts as a tree.
+			fi, err := os.Stat(g.path)
+			gs = append(gs, linuxsandbox.SpawnGrant{Path: g.path, Write: g.write, Dir: err != nil || fi.IsDir()})
 		}
 		var err error
-		if rules, err = b.plan.WithSpawn(ro, rw, s.temp); err != nil {
+		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
 			return nil, err
 		}
 		if rs, err = linuxsandbox.BuildRuleset(b.plan, rules); err != nil {

@@ -16,10 +16,11 @@ type EnvPolicy struct {
 }
 
 // EnvDropSecrets passes the caller's variables except those that commonly
-// carry secrets or inject code: names ending in _TOKEN, _SECRET, _PASSWORD
-// or _API_KEY, names starting with AWS_ or DYLD_, and SSH_AUTH_SOCK,
-// LD_PRELOAD and LD_LIBRARY_PATH (the Rust procage crate's list,
-// https://docs.rs/crate/procage/0.3.1/source/src/hygiene.rs).
+// carry credentials or inject code ([IsSecret]; docs/threat-model.md has
+// the table) and those whose value is a URL with a password
+// (postgres://user:pw@host). It is a drop list, so it cannot know every
+// tool's names: for an agent running someone else's commands, prefer
+// [EnvAllowlist].
 var EnvDropSecrets = EnvPolicy{}
 
 // EnvAllowlist passes exactly the named variables of the caller, and no
@@ -38,10 +39,28 @@ func (p EnvPolicy) String() string {
 	return "drop-secrets"
 }
 
+// The drop list (docs/threat-model.md shows it as a table). Sources: the
+// Rust procage crate's list
+// (https://docs.rs/crate/procage/0.3.1/source/src/hygiene.rs), libpq's
+// PGPASSWORD, MySQL's MYSQL_PWD, the twelve-factor DATABASE_URL, the
+// credential variables of the AWS, Azure, Google Cloud, GitHub, npm,
+// Stripe and Slack tools, and the dynamic linkers' injection variables
+// (ld.so(8), dyld(1)).
 var (
-	secretSuffixes = []string{"_TOKEN", "_SECRET", "_PASSWORD", "_API_KEY"}
-	secretPrefixes = []string{"AWS_", "DYLD_"}
-	secretNames    = []string{"SSH_AUTH_SOCK", "LD_PRELOAD", "LD_LIBRARY_PATH"}
+	// secretNames are dropped exactly.
+	secretNames = []string{"API_KEY", "APIKEY", "PASSWORD", "PASSWD", "PRIVATE_KEY", "SECRET", "SSH_AUTH_SOCK", "TOKEN"}
+	// secretPrefixes are dropped at the start of a name.
+	secretPrefixes = []string{"AWS_", "DYLD_", "LD_"}
+	// secretInfixes are dropped anywhere in a name.
+	secretInfixes = []string{"CREDENTIAL", "PASSWD", "PASSWORD", "PRIVATE_KEY", "SECRET", "WEBHOOK"}
+	// secretSuffixes are dropped at the end of a name, but for the
+	// public keys below.
+	secretSuffixes = []string{"_APIKEY", "_AUTH", "_KEY", "_PASS", "_PWD", "_SK", "_TOKEN"}
+	// publicKeys are names ending in _KEY that hold no secret: public and
+	// publishable keys, and the release-signing key fingerprint the
+	// official Docker language images set (GPG_KEY).
+	publicKeys        = []string{"GPG_KEY"}
+	publicKeySuffixes = []string{"_PUBKEY", "_PUBLIC_KEY", "_PUBLISHABLE_KEY"}
 )
 
 // IsSecret reports whether EnvDropSecrets drops the variable name. Case is
@@ -49,20 +68,36 @@ var (
 // the side of dropping.
 func IsSecret(name string) bool {
 	name = strings.ToUpper(name)
-	if slices.Contains(secretNames, name) {
+	has := func(list []string, f func(string, string) bool) bool {
+		return slices.ContainsFunc(list, func(s string) bool { return f(name, s) })
+	}
+	switch {
+	case slices.Contains(secretNames, name), has(secretPrefixes, strings.HasPrefix), has(secretInfixes, strings.Contains):
 		return true
+	case slices.Contains(publicKeys, name), has(publicKeySuffixes, strings.HasSuffix):
+		return false
 	}
-	for _, p := range secretPrefixes {
-		if strings.HasPrefix(name, p) {
+	return has(secretSuffixes, strings.HasSuffix)
+}
+
+// hasURLPassword reports whether value holds a URL with a password in its
+// user information (scheme://user:password@host), as database and broker
+// URLs do.
+func hasURLPassword(value string) bool {
+	for rest := value; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+3:]
+		auth := rest
+		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+			auth = auth[:j]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 && strings.Contains(auth[:at], ":") {
 			return true
 		}
 	}
-	for _, s := range secretSuffixes {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // Filter returns the entries of environ ("KEY=value", as os.Environ gives)
@@ -78,7 +113,7 @@ func (p EnvPolicy) Filter(environ []string) []string {
 			if _, found := slices.BinarySearch(p.names, k); !found {
 				continue
 			}
-		} else if IsSecret(k) {
+		} else if IsSecret(k) || hasURLPassword(kv[len(k)+1:]) {
 			continue
 		}
 		out = append(out, kv)

@@ -32,7 +32,8 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 // be previewed on any OS. A part Linux cannot enforce is a *GapError
 // unless accepted ([AcceptGaps]).
 func planLinux(policy profile.Policy, env profile.Env, accept []Gap, abi int) (*linuxPlan, error) {
-	le := linuxsandbox.Env{Resolved: env.Resolved, Home: env.Home, Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
+	le := linuxsandbox.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome,
+		Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
 	pl, err := linuxsandbox.Lower(policy, le)
 	if err != nil {
 		if _, ok := errors.AsType[*GapError](err); ok {

@@ -3,6 +3,7 @@ package cage_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,7 +46,11 @@ func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var j struct {
-		Accepted []struct{ Gap string } `json:"accepted_gaps"`
+		Accepted []struct {
+			Gap       string
+			Path      string
+			Protected []string
+		} `json:"accepted_gaps"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		t.Fatal(err)
@@ -53,9 +58,12 @@ func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
 	gaps := map[string]int{}
 	for _, a := range j.Accepted {
 		gaps[a.Gap]++
+		if a.Gap == string(cage.GapSecrets) && (a.Path != "/home/u" || !slices.Contains(a.Protected, "/home/u/.ssh") || !slices.Contains(a.Protected, "/home/u/.config/gh")) {
+			t.Errorf("secrets part names %q inside %q, want ~/.ssh and ~/.config/gh inside /home/u", a.Protected, a.Path)
+		}
 	}
-	// One part per secrets path inside /home/u, one for loopback.
-	if len(gaps) != 2 || gaps[string(cage.GapSecrets)] != 7 || gaps[string(cage.GapLoopback)] != 1 {
+	// One part for the secrets paths inside /home/u, one for loopback.
+	if len(gaps) != 2 || gaps[string(cage.GapSecrets)] != 1 || gaps[string(cage.GapLoopback)] != 1 {
 		t.Errorf("JSON accepted gaps: %v", gaps)
 	}
 }

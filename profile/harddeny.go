@@ -4,7 +4,6 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/procage-go/procage/profile/sbpl"
 )
@@ -52,9 +51,9 @@ func hardDenyRulesEnv(c Class, env Env) []sbpl.Rule {
 	case ProcessAccess:
 		rules = processAccessRules()
 	case Secrets:
-		rules = secretsRules(home)
+		rules = secretsRules(env)
 	case TrustHandoff:
-		rules = trustHandoffRules(home, env.ZDotDir, env.XDGConfigHome)
+		rules = trustHandoffRules(env)
 	case ServiceManager:
 		rules = serviceManagerRules(home)
 	}
@@ -123,23 +122,6 @@ func processAccessRules() []sbpl.Rule {
 	}
 }
 
-// secretPaths are the user's credential stores, relative to home; a
-// trailing "/" marks a tree. Each holds a token or key its tool documents
-// there: git's credential store (git-credential-store(1)), GitHub CLI's
-// hosts.yml and Copilot's token, npm's and PyPI's auth tokens (npmrc(5), .pypirc), Cargo's
-// registry token (The Cargo Book, credentials), the Azure CLI's tokens;
-// browser profiles hold cookies and saved passwords, ~/Library/Cookies the
-// system cookie store.
-var secretPaths = []string{
-	".aws/", ".azure/", ".cargo/credentials", ".cargo/credentials.toml", ".config/gcloud/", ".config/gh/",
-	".docker/config.json", ".git-credentials", ".gnupg/", ".kube/", ".netrc", ".npmrc", ".pypirc", ".ssh/",
-	".config/github-copilot/",
-	"Library/Application Support/Arc/", "Library/Application Support/BraveSoftware/", "Library/Application Support/Chromium/",
-	"Library/Application Support/Firefox/", "Library/Application Support/Google/Chrome/",
-	"Library/Application Support/Microsoft Edge/", "Library/Application Support/Vivaldi/",
-	"Library/Cookies/", "Library/Keychains/", "Library/Safari/",
-}
-
 // keychainServices hand out keychain items whatever the file rules say
 // (anthropics/claude-code#44195, LeGambiArt/arapuca#52).
 var keychainServices = []*sbpl.Filter{
@@ -148,7 +130,7 @@ var keychainServices = []*sbpl.Filter{
 	sbpl.F("global-name", "com.apple.secd"),
 }
 
-func secretsRules(home string) []sbpl.Rule {
+func secretsRules(env Env) []sbpl.Rule {
 	fileOps := []string{"file-read*", "file-write*", "file-link", "file-clone"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: fileOps, Filters: []*sbpl.Filter{sbpl.Subpath("/Library/Keychains")},
@@ -160,10 +142,10 @@ func secretsRules(home string) []sbpl.Rule {
 			sbpl.F("global-name-prefix", "com.apple.pasteboard."),
 		}, Comment: "secrets: CryptoTokenKit's smart-card keys (ctkd) and the pasteboard, which holds copied passwords (both named in Apple's own profiles' Mach lists, blacktop/ipsw-diffs)"},
 	}
-	if home == "" {
+	filters, protected := tableTargets(Secrets, env)
+	if len(filters) == 0 {
 		return rules
 	}
-	filters, protected := homeTargets(home, secretPaths)
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: fileOps, Filters: filters,
 			Comment: "secrets: SSH, cloud, GnuPG, Kubernetes, Docker, git, GitHub CLI, npm, PyPI and Cargo credentials, .netrc, browser profiles and cookies, the user's keychains (read, write, hard link, clone)"},
@@ -172,19 +154,37 @@ func secretsRules(home string) []sbpl.Rule {
 	return rules
 }
 
-// homeTargets turns names relative to home ("dir/" for a tree, otherwise
-// one file) into filters and the paths they protect.
-func homeTargets(home string, names []string) (filters []*sbpl.Filter, protected []string) {
-	for _, n := range names {
-		p := path.Join(home, strings.TrimSuffix(n, "/"))
-		if strings.HasSuffix(n, "/") {
-			filters = append(filters, sbpl.Subpath(p))
-		} else {
-			filters = append(filters, sbpl.Literal(p))
+// tableTargets turns the hard-deny table's entries of class c, placed in
+// env, into filters and the paths they protect: a tree is a subpath, a
+// file a literal, a prefix entry a regex (case folded by hand).
+// AnchorAnyTree entries have rules of their own.
+func tableTargets(c Class, env Env) (filters []*sbpl.Filter, protected []string) {
+	for _, e := range ProtectedTable("darwin") {
+		pp, ok := e.Place(env)
+		if e.Class != c || !ok || e.Anchor == AnchorAnyTree {
+			continue
 		}
-		protected = append(protected, p)
+		switch {
+		case e.Prefix:
+			filters = append(filters, sbpl.F("regex", prefixRegex(pp.Path, e.Tree)))
+		case e.Tree:
+			filters = append(filters, sbpl.Subpath(pp.Path))
+		default:
+			filters = append(filters, sbpl.Literal(pp.Path))
+		}
+		protected = append(protected, pp.Path)
 	}
 	return filters, protected
+}
+
+// prefixRegex matches every name that begins with p's last element in p's
+// directory (a tree: and everything beneath it), case folded by hand.
+func prefixRegex(p string, tree bool) string {
+	end := `[^/]*$`
+	if tree {
+		end = `[^/]*(/|$)`
+	}
+	return "^" + foldCase(regexp.QuoteMeta(p)) + end
 }
 
 // moveBlock denies renaming or removing each directory between "/" and a
@@ -214,133 +214,13 @@ func moveBlock(protected []string, class string) []sbpl.Rule {
 	return []sbpl.Rule{r}
 }
 
-// foldCase writes each ASCII letter of a regex as a [Xx] class: Seatbelt's
-// regex may not fold case (constellation-works/orbit#494, unmeasured) and
-// (?i) does not compile (constellation-works/orbit#495).
-func foldCase(re string) string {
-	var b strings.Builder
-	for i := 0; i < len(re); i++ {
-		c := re[i]
-		switch {
-		case c >= 'a' && c <= 'z':
-			b.WriteString("[" + string(c-'a'+'A') + string(c) + "]")
-		case c >= 'A' && c <= 'Z':
-			b.WriteString("[" + string(c) + string(c-'A'+'a') + "]")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// Git trust handoff (R-31). Everything git obeys lives in a .git
-// directory or file: config (core.fsmonitor, core.hooksPath, aliases),
-// hooks, commondir (another config), gitdir files, modules/<sub>/config and
-// hooks, worktrees/<wt>/commondir, info/attributes, rebase todo lists with
-// exec lines. A list of those paths was bypassed each time git grew one,
-// so the class follows Codex's approach instead (every .git under a
-// writable root read-only, creation included; openai/codex seatbelt.rs)
-// with one carve-out: the data git writes during ordinary commands
-// (objects, refs, logs, the index, HEAD and the other *_HEAD and message
-// files, locks of those, the dumb-HTTP info/refs), none of which git
-// executes or reads as configuration. The list is what git 2.x wrote
-// under strace for commit, fetch, merge, pull, stash, tag, cherry-pick,
-// reset and gc. So those work in a cage; init, clone, config, remote,
-// branch -D/-u (they edit config), submodule, worktree and rebase (its
-// todo list holds exec lines) do not.
-var (
-	// gitAnyRegex matches a .git directory or file and everything in it.
-	gitAnyRegex = foldCase(`/\.git(/|$)`)
-	// gitHeadRegex matches a file named HEAD: every git directory has one
-	// (git setup.c, is_git_directory: HEAD, objects/ and refs/), so
-	// outside the carve-out it marks a bare repository being planted.
-	// Git's discovery takes such a directory for a repository and obeys
-	// its config, in a subdirectory before any .git above it, and at a
-	// worktree's root once the writable .git/HEAD stops validating.
-	gitHeadRegex = foldCase(`/HEAD$`)
-	// gitPayloadRegex matches, anywhere inside a .git, the names by which
-	// a git directory makes git run a program: its config, config.worktree
-	// and commondir (another config) and its hooks. The carve-out lets the
-	// child build a git directory inside .git/refs or .git/objects (HEAD,
-	// objects/, refs/ are ref-shaped names there) and a link in the
-	// worktree to it makes git take it for a bare repository, so these
-	// names are refused there too: a branch named config, commondir or
-	// with a hooks component cannot be written in a cage.
-	gitPayloadRegex = `/` + foldCase(`\.git`) + `/(.*/)?(` + foldCase(`(config|config\.worktree|commondir)$`) + `|` + foldCase(`hooks(/|$)`) + `)`
-	// gitDataRegex matches the data carve-out, in the repository's own
-	// .git or one level of modules/<name>/ or worktrees/<name>/ (a
-	// submodule name with a "/" or a nested submodule fails closed).
-	gitDataRegex = `/` + foldCase(`\.git`) + `/(` + foldCase(`(modules|worktrees)`) + `/[^/]+/)?(` +
-		foldCase(`(objects|refs|logs|lfs)(/|$)`) + `|` + foldCase(`info/(refs|rev-cache)[^/]*$`) + `|` +
-		foldCase(`(index(\.stash\.[0-9]+)?|HEAD|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|SQUASH_MSG|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|packed-refs(\.new)?|shallow|gc\.pid|gc\.log)(\.lock)?$`) + `)`
-)
-
-// startupFiles are files in the home directory a shell, git or another
-// tool reads and obeys (runs) as the user; a trailing "/" marks a tree.
-// Sources: the shells' manuals; oh-my-zsh sources $ZSH_CUSTOM
-// (~/.oh-my-zsh/custom) at every start; Python runs import lines of *.pth
-// files and usercustomize in the user site (Python docs, site module),
-// macOS framework builds under ~/Library/Python, others under
-// ~/.local/lib/python*; Cargo's config sets runners and wrappers it runs
-// (The Cargo Book, configuration); docker runs ~/.docker/cli-plugins as
-// subcommands (Docker CLI plugins); iTerm2 runs AutoLaunch scripts at
-// start (iTerm2 Python API docs); the terminals' preference files name
-// the command a new window runs (terminalDomains); Apple's
-// /etc/bashrc_Apple_Terminal sources the saved session file in
-// .bash_sessions when Terminal restores a window. zsh's other code files
-// are zshCode.
-var startupFiles = []string{
-	".bash_login", ".bash_logout", ".bash_profile", ".bash_sessions/", ".bashrc", ".cargo/config", ".cargo/config.toml",
-	".config/fish/", ".config/git/", ".config/zsh/", ".cshrc", ".docker/cli-plugins/", ".kshrc",
-	".login", ".logout", ".oh-my-zsh/custom/", ".profile", ".tcshrc",
-	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
-	"Library/Application Support/iTerm2/Scripts/AutoLaunch/", "Library/Application Support/iTerm2/Scripts/AutoLaunch.scpt",
-	"Library/LaunchAgents/", "Library/Python/",
-	"Library/Preferences/com.apple.Terminal.plist", "Library/Preferences/com.googlecode.iterm2.plist",
-}
-
 // terminalDomains are the preference domains of terminals whose profiles
 // name the command a new window runs (Terminal's Shell setting "Run
 // command", Terminal User Guide; iTerm2's profile Command, iTerm2
 // documentation, Profiles > General).
 var terminalDomains = []string{"com.apple.Terminal", "com.googlecode.iterm2"}
 
-// zshStartup are the files zsh reads from $ZDOTDIR (zsh(1), STARTUP/SHUTDOWN FILES).
-var zshStartup = []string{".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc"}
-
-// zshCode are the other files zsh runs from $ZDOTDIR or the home
-// directory: each startup file's compiled form, used when newer (zsh(1),
-// STARTUP/SHUTDOWN FILES), and the saved Terminal sessions
-// (/etc/zshrc_Apple_Terminal); a trailing "/" marks a tree.
-var zshCode = []string{".zlogin.zwc", ".zlogout.zwc", ".zprofile.zwc", ".zsh_sessions/", ".zshenv.zwc", ".zshrc.zwc"}
-
-// xdgConfig are the trees under $XDG_CONFIG_HOME (~/.config when unset)
-// that startupFiles names: git reads $XDG_CONFIG_HOME/git/config
-// (git-config(1), FILES), fish and zsh setups read theirs there.
-var xdgConfig = []string{"fish/", "git/", "zsh/"}
-
-// gitconfigRegex matches ~/.gitconfig and the files named like it that a
-// user's gitconfig commonly includes (~/.gitconfig.local,
-// ~/.gitconfig-work: git-config(1), INCLUDES), each able to set
-// core.fsmonitor or core.hooksPath for every repository.
-func gitconfigRegex(home string) string {
-	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".gitconfig"))+`[^/]*$`)
-}
-
-// zcompdumpRegex matches compinit's dump files in dir, which compinit
-// sources (zshcompsys(1)): .zcompdump, oh-my-zsh's
-// .zcompdump-<host>-<version> and their compiled forms.
-func zcompdumpRegex(dir string) string {
-	return "^" + foldCase(regexp.QuoteMeta(path.Join(dir, ".zcompdump"))+`[^/]*$`)
-}
-
-// pythonLocalRegex matches the non-framework Python user site
-// (~/.local/lib/pythonX.Y), whose version directory is not known ahead.
-func pythonLocalRegex(home string) string {
-	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".local/lib/python"))+`[^/]*(/|$)`)
-}
-
-func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
+func trustHandoffRules(env Env) []sbpl.Rule {
 	ops := []string{"file-write*", "file-link", "file-clone"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
@@ -358,24 +238,9 @@ func trustHandoffRules(home, zdotdir, xdgConfigHome string) []sbpl.Rule {
 	}
 	rules = append(rules, sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"user-preference-write"}, Filters: domains,
 		Comment: "trust-handoff: the terminals' preferences, through cfprefsd, name the command a new window runs"})
-	if home == "" {
+	filters, protected := tableTargets(TrustHandoff, env)
+	if len(filters) == 0 {
 		return rules
-	}
-	names := append(slices.Clone(startupFiles), zshCode...)
-	filters, protected := homeTargets(home, names)
-	filters = append(filters, sbpl.F("regex", pythonLocalRegex(home)), sbpl.F("regex", zcompdumpRegex(home)), sbpl.F("regex", gitconfigRegex(home)))
-	// The python* directories themselves are the regex's; what lies above
-	// them is move-blocked.
-	protected = append(protected, path.Join(home, ".local/lib/python"), path.Join(home, ".gitconfig"))
-	if xdgConfigHome != "" && xdgConfigHome != path.Join(home, ".config") {
-		f, p := homeTargets(xdgConfigHome, xdgConfig)
-		filters = append(filters, f...)
-		protected = append(protected, p...)
-	}
-	if zdotdir != "" && zdotdir != home {
-		f, p := homeTargets(zdotdir, append(slices.Clone(zshStartup), zshCode...))
-		filters = append(append(filters, f...), sbpl.F("regex", zcompdumpRegex(zdotdir)))
-		protected = append(protected, p...)
 	}
 	rules = append(rules,
 		sbpl.Rule{Effect: sbpl.Deny, Ops: ops, Filters: filters,

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/procage-go/procage/cage"
@@ -69,10 +70,13 @@ func describe(err error) string {
 		re *pathresolve.PathError
 		ce *pathresolve.CaseSensitiveError
 		ue *cage.UnsupportedError
+		ge *cage.GapError
 	)
 	switch {
 	case errors.As(err, &ie):
 		return ie.Error()
+	case errors.As(err, &ge):
+		return describeGaps(ge)
 	case errors.As(err, &pe):
 		s := pe.Field
 		if pe.Value != "" {
@@ -103,6 +107,27 @@ func describe(err error) string {
 		return firstClause(err)
 	}
 	return stripPrefixes(err.Error())
+}
+
+// describeGaps names each part of a refused Linux policy (which path,
+// inside what) and the flags that would let it run: accepting the gap, or
+// waiving the hard-deny class it is about.
+func describeGaps(ge *cage.GapError) string {
+	var parts, gaps, classes []string
+	for _, p := range ge.Parts {
+		parts = append(parts, string(p.Gap)+": "+p.Detail)
+		if g := "--accept-gap " + string(p.Gap); !slices.Contains(gaps, g) {
+			gaps = append(gaps, g)
+		}
+		if c := "--waive " + string(p.Class); p.Class != "" && !slices.Contains(classes, c) {
+			classes = append(classes, c)
+		}
+	}
+	fix := "to run it unenforced: " + strings.Join(gaps, " ")
+	if len(classes) > 0 {
+		fix += "; or give up the protection: " + strings.Join(classes, " ")
+	}
+	return "linux cannot enforce " + strings.Join(parts, "; ") + " (" + fix + ")"
 }
 
 // firstClause drops the advice some sentinel errors carry after a

@@ -62,3 +62,33 @@ func TestRunLinuxAcceptGap(t *testing.T) {
 		t.Errorf("an unknown gap: exit %d, stdout %q, stderr %q; want exit 2 naming it", code, out, errs)
 	}
 }
+
+// TestRunLinuxHardDeny: the three commands that once read a store on
+// Linux (a grant of the store, of a directory beneath one, of a tree
+// holding one) are denied or refused, and a refusal says which path lies
+// inside which tree and what flag would run it.
+func TestRunLinuxHardDeny(t *testing.T) {
+	h := t.TempDir()
+	t.Setenv("HOME", h)
+	for _, f := range []string{".config/gh/hosts.yml", ".cargo/credentials.toml", ".ssh/keys/id_work"} {
+		p := filepath.Join(h, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("SECRET"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ read, file, errs string }{
+		{".config/gh", ".config/gh/hosts.yml", "Permission denied"},
+		{".ssh/keys", ".ssh/keys/id_work", "Permission denied"},
+		{".cargo", ".cargo/credentials.toml", "procage run: linux cannot enforce secrets-inside-allowed-tree: secrets protects " +
+			h + "/.cargo/credentials, " + h + "/.cargo/credentials.toml inside the readable tree " + h + "/.cargo " +
+			"(to run it unenforced: --accept-gap secrets-inside-allowed-tree; or give up the protection: --waive secrets)\n"},
+	} {
+		code, out, errs := runCLI(t, "run", "--read", filepath.Join(h, tt.read), "--", "/bin/cat", filepath.Join(h, tt.file))
+		if code == 0 || strings.Contains(out, "SECRET") || !strings.Contains(errs, tt.errs) {
+			t.Errorf("--read ~/%s: exit %d, stdout %q, stderr %q; want a failure with %q", tt.read, code, out, errs, tt.errs)
+		}
+	}
+}

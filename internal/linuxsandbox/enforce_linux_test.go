@@ -100,7 +100,7 @@ func TestEnforceBase(t *testing.T) {
 	}
 
 	// With the directory granted for writing, the same script works.
-	rules, err := pl.WithSpawn(nil, []string{dir}, "")
+	rules, err := pl.WithSpawn([]SpawnGrant{{Path: dir, Write: true, Dir: true}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package linuxsandbox
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -95,8 +94,16 @@ func ParseGap(s string) (Gap, error) {
 
 // GapPart is one occurrence of a gap in a plan: the Gap and what exactly.
 type GapPart struct {
-	Gap    Gap
-	Detail string
+	Gap Gap
+	// Class is the hard-deny class whose protected paths the part is
+	// about ("" for the other gaps).
+	Class profile.Class
+	// Path is the rule, grant or socket the part is about ("" where the
+	// gap is the policy's as a whole).
+	Path string
+	// Protected lists the class's protected paths inside Path.
+	Protected []string
+	Detail    string
 }
 
 func (p GapPart) String() string { return string(p.Gap) + ": " + p.Detail }
@@ -109,13 +116,11 @@ type GapError struct {
 }
 
 func (e *GapError) Error() string {
-	var names []string
-	for _, p := range e.Parts {
-		if !slices.Contains(names, string(p.Gap)) {
-			names = append(names, string(p.Gap))
-		}
+	parts := make([]string, len(e.Parts))
+	for i, p := range e.Parts {
+		parts[i] = string(p.Gap) + " (" + p.Detail + ")"
 	}
-	return "linux cannot enforce: " + strings.Join(names, ", ")
+	return "linux cannot enforce: " + strings.Join(parts, "; ")
 }
 
 // Has reports whether the error lists gap g.
@@ -131,6 +136,10 @@ type Env struct {
 	// Home is the caging user's home directory (kernel spelling); "" means
 	// no home-relative checks.
 	Home string
+	// ZDotDir and XDGConfigHome are zsh's $ZDOTDIR and $XDG_CONFIG_HOME
+	// (kernel spellings, "" = unset), whose files the trust-handoff class
+	// protects too.
+	ZDotDir, XDGConfigHome string
 	// Accept lists the gaps the caller accepts.
 	Accept []Gap
 	// ABI is the Landlock ABI to plan for (the kernel's); 0 means MaxABI.
@@ -155,6 +164,12 @@ type Plan struct {
 	Forking    bool
 	Network    profile.NetworkMode
 	Accepted   []GapPart // gaps present and accepted: not enforced
+	// Denied lists the rights the hard-deny classes took away from policy
+	// rules on or beneath a protected path (a deny beats an allow, as on
+	// macOS).
+	Denied []Denial
+
+	hd *hardDeny
 
 	needs   []abiNeed // what sets MinABI
 	home    string
@@ -190,6 +205,11 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	pl.HandledFS = fsRightsAt(abi)
 	needs := []abiNeed{{3, "truncate is handled (before ABI 3 a read-only file could be truncated)"}}
 	pl.Rules = append(pl.Rules, baseV1Rules()...)
+	// Hard-deny classes: a rule loses the rights a class refuses on the
+	// protected path it lies at or beneath; a protected path inside an
+	// allowed tree is a gap.
+	hd := newHardDeny(p, profile.Env{Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome})
+	pl.hd = hd
 	for _, r := range p.FSRules() {
 		a := FSAccess(0)
 		if r.Access&profile.AccessRead != 0 {
@@ -204,31 +224,11 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		if r.Target == profile.Literal {
 			a &= fsFileRights
 		}
-		pl.Rules = append(pl.Rules, PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy})
-	}
-
-	// Hard-deny classes Linux can only keep by not allowing the tree.
-	if !p.Waived(profile.Secrets) && env.Home != "" {
-		for _, s := range secretPaths {
-			sp := path.Join(env.Home, s)
-			if r, ok := covering(pl.Rules, sp, fsRead|fsWrite); ok {
-				gaps = append(gaps, GapPart{GapSecrets, fmt.Sprintf("%s is inside the allowed %s", sp, r.Path)})
-			}
-		}
-	}
-	if !p.Waived(profile.TrustHandoff) {
-		for _, r := range pl.Rules {
-			if r.Layer == LayerPolicy && r.Access&FSWriteFile != 0 && r.Access&FSMakeDir != 0 {
-				gaps = append(gaps, GapPart{GapTrustHandoff, fmt.Sprintf("git hooks and config under the writable %s", r.Path)})
-			}
-		}
-		if env.Home != "" {
-			for _, s := range startupFiles {
-				sp := path.Join(env.Home, s)
-				if r, ok := covering(pl.Rules, sp, FSWriteFile|FSMakeReg); ok {
-					gaps = append(gaps, GapPart{GapTrustHandoff, fmt.Sprintf("%s is inside the writable %s", sp, r.Path)})
-				}
-			}
+		pr, denials, parts := hd.apply(PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy}, r.Target != profile.Literal)
+		pl.Denied = append(pl.Denied, denials...)
+		gaps = append(gaps, parts...)
+		if pr.Access != 0 {
+			pl.Rules = append(pl.Rules, pr)
 		}
 	}
 
@@ -239,7 +239,12 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	unixAllowed := len(p.UnixSockets()) > 0
 	if unixAllowed {
 		for _, s := range p.UnixSockets() {
-			gaps = append(gaps, GapPart{GapUnixSocketPath, fmt.Sprintf("allowing %s allows connect() to every path-named Unix socket before Landlock ABI 9", resolve(s))})
+			s = resolve(s)
+			if e, ok := hd.covers(s); ok {
+				gaps = append(gaps, GapPart{Gap: classGap(e.Class), Class: e.Class, Path: s, Protected: []string{e.Path},
+					Detail: fmt.Sprintf("%s protects the Unix socket %s (under %s), and Landlock cannot filter connect() by path before ABI 9", e.Class, s, e.Path)})
+			}
+			gaps = append(gaps, GapPart{Gap: GapUnixSocketPath, Path: s, Detail: fmt.Sprintf("allowing %s allows connect() to every path-named Unix socket before Landlock ABI 9", s)})
 		}
 	}
 	var ns netShape
@@ -250,7 +255,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		// (handled, no port allowed) add a second layer.
 		pl.HandledNet = NetBindTCP | NetConnectTCP
 	case profile.NetworkLoopback:
-		gaps = append(gaps, GapPart{GapLoopback, "Landlock filters TCP by port, not address: any host is reachable on an allowed port"})
+		gaps = append(gaps, GapPart{Gap: GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port"})
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.why = "network loopback: TCP sockets only"
@@ -263,7 +268,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		}
 	case profile.NetworkOn:
 		if !anyPort || !p.ListensAnyInterface() {
-			gaps = append(gaps, GapPart{GapLocalServices, "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
+			gaps = append(gaps, GapPart{Gap: GapLocalServices, Detail: "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
 		}
 		ns.families = []uint32{afInet, afInet6, afNetlink}
 		ns.why = "network on: IP and netlink (interface lookups) sockets"
@@ -278,13 +283,13 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	}
 
 	if len(p.MachServices()) > 0 {
-		gaps = append(gaps, GapPart{GapMach, strings.Join(p.MachServices(), ", ")})
+		gaps = append(gaps, GapPart{Gap: GapMach, Detail: strings.Join(p.MachServices(), ", ")})
 	}
 	if len(p.SeatbeltRules()) > 0 {
-		gaps = append(gaps, GapPart{GapSeatbelt, fmt.Sprintf("%d raw Seatbelt rules", len(p.SeatbeltRules()))})
+		gaps = append(gaps, GapPart{Gap: GapSeatbelt, Detail: fmt.Sprintf("%d raw Seatbelt rules", len(p.SeatbeltRules()))})
 	}
 	if p.ExecTargetOnly() {
-		gaps = append(gaps, GapPart{GapExecTargetOnly, "ld.so and memfd_create+fexecve run any readable file; Landlock checks execute at execve only"})
+		gaps = append(gaps, GapPart{Gap: GapExecTargetOnly, Detail: "ld.so and memfd_create+fexecve run any readable file; Landlock checks execute at execve only"})
 	}
 
 	// Process access: ptrace is limited to the domain from ABI 1; signals
@@ -363,36 +368,53 @@ func layerOrder(l Layer) string {
 	return "3"
 }
 
+// SpawnGrant is one path a spawn grants beyond the plan.
+type SpawnGrant struct {
+	Path  string // kernel spelling
+	Write bool   // read-write; otherwise read
+	Dir   bool   // a directory: everything beneath it
+}
+
 // WithSpawn returns a copy of the plan's path rules plus a spawn's grants
-// (read or read-write) and private temporary directory ("" = none). A grant
-// covering a secrets path, or a write grant (a writable tree: git hooks),
-// is a *GapError unless the plan accepted the gap or the class is waived.
-// The private temporary directory is procage's own and removed at run end,
-// so it is no trust-handoff gap.
-func (pl *Plan) WithSpawn(readGrants, writeGrants []string, temp string) ([]PathRule, error) {
+// and private temporary directory ("" = none). A grant on or beneath a
+// protected path loses the rights its class refuses there, as the
+// policy's rules do; a directory grant holding a protected path (a
+// writable one: git hooks in any tree) is a *GapError unless the plan
+// accepted the gap or the class is waived. The private temporary
+// directory is procage's own, starts empty and is removed at run end:
+// only a protected path at or inside it is a gap.
+func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) {
 	rules := slices.Clone(pl.Rules)
-	for _, g := range readGrants {
-		rules = append(rules, PathRule{Path: g, Access: fsRead & pl.HandledFS, Layer: LayerGrant})
-	}
-	for _, g := range writeGrants {
-		rules = append(rules, PathRule{Path: g, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerGrant})
-	}
-	if temp != "" {
-		rules = append(rules, PathRule{Path: temp, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerTemp})
+	hd := pl.hd
+	if hd == nil {
+		hd = &hardDeny{}
 	}
 	var parts []GapPart
-	if pl.trust && !slices.Contains(pl.accept, GapTrustHandoff) {
-		for _, g := range writeGrants {
-			parts = append(parts, GapPart{GapTrustHandoff, fmt.Sprintf("git hooks and config under the writable grant %s", g)})
+	for _, g := range grants {
+		a := fsRead
+		if g.Write {
+			a |= fsWrite
 		}
-	}
-	if pl.secrets && pl.home != "" && !slices.Contains(pl.accept, GapSecrets) {
-		for _, s := range secretPaths {
-			sp := path.Join(pl.home, s)
-			if r, ok := covering(rules[len(pl.Rules):], sp, fsRead|fsWrite); ok {
-				parts = append(parts, GapPart{GapSecrets, fmt.Sprintf("%s is inside the %s %s", sp, r.Layer, r.Path)})
+		if !g.Dir {
+			a &= fsFileRights
+		}
+		r, _, ps := hd.apply(PathRule{Path: g.Path, Access: a & pl.HandledFS, Layer: LayerGrant}, g.Dir)
+		for _, p := range ps {
+			if !slices.Contains(pl.accept, p.Gap) {
+				parts = append(parts, p)
 			}
 		}
+		if r.Access != 0 {
+			rules = append(rules, r)
+		}
+	}
+	if temp != "" {
+		r := PathRule{Path: temp, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerTemp}
+		if _, denials, ps := hd.apply(r, true); len(denials) > 0 || !onlyGit(ps) {
+			parts = append(parts, GapPart{Gap: GapSecrets, Path: temp,
+				Detail: fmt.Sprintf("the private temporary directory %s lies at, beneath or above a protected path", temp)})
+		}
+		rules = append(rules, r)
 	}
 	if len(parts) > 0 {
 		return nil, &GapError{Parts: parts}
@@ -400,14 +422,15 @@ func (pl *Plan) WithSpawn(readGrants, writeGrants []string, temp string) ([]Path
 	return rules, nil
 }
 
-// Paths the hard-deny classes protect, relative to home (profile's
-// secrets and trust-handoff classes, harddeny.go).
-var secretPaths = []string{".aws", ".config/gcloud", ".docker/config.json", ".gnupg", ".kube", ".netrc", ".ssh"}
-
-var startupFiles = []string{
-	".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".config/fish", ".config/git",
-	".cshrc", ".gitconfig", ".kshrc", ".login", ".logout", ".profile", ".tcshrc",
-	".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc",
+// onlyGit reports whether the parts are only about the git directories
+// any tree may hold.
+func onlyGit(ps []GapPart) bool {
+	for _, p := range ps {
+		if !slices.Equal(p.Protected, []string{".git"}) {
+			return false
+		}
+	}
+	return true
 }
 
 // DenyAll returns a plan for Landlock ABI abi that handles every

@@ -23,9 +23,11 @@ func TestGapsRefused(t *testing.T) {
 		{"home readable covers secrets", []profile.Option{profile.Read("/home/u")}, []Gap{GapSecrets}},
 		{"home writable: secrets and startup files", []profile.Option{profile.ReadWrite("/home/u")}, []Gap{GapSecrets, GapTrustHandoff}},
 		{"root readable", []profile.Option{profile.Read("/")}, []Gap{GapSecrets}},
-		{"one secret file allowed", []profile.Option{profile.FS(profile.AccessRead, profile.Literal, "/home/u/.netrc")}, []Gap{GapSecrets}},
 		{"writable project: git hooks", []profile.Option{profile.ReadWrite("/work/p")}, []Gap{GapTrustHandoff}},
-		{"writable .bashrc file", []profile.Option{profile.FS(profile.AccessWrite, profile.Literal, "/home/u/.bashrc")}, []Gap{GapTrustHandoff}},
+		{"home's parent readable", []profile.Option{profile.Read("/home")}, []Gap{GapSecrets}},
+		{"readable ~/.config holds gh and gcloud", []profile.Option{profile.Read("/home/u/.config")}, []Gap{GapSecrets}},
+		{"writable ~/.local holds the Python user site", []profile.Option{profile.ReadWrite("/home/u/.local"), profile.Waive(profile.Secrets)}, []Gap{GapTrustHandoff}},
+		{"Unix socket of gpg-agent", []profile.Option{profile.UnixSocket("/home/u/.gnupg/S.gpg-agent")}, []Gap{GapSecrets, GapUnixSocketPath}},
 		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, []Gap{GapLoopback}},
 		{"network on", []profile.Option{profile.Network(profile.NetworkOn)}, []Gap{GapLocalServices}},
 		{"network on, named localhost port", []profile.Option{profile.Network(profile.NetworkOn, 8080)}, []Gap{GapLocalServices}},
@@ -105,17 +107,17 @@ func TestWaivedClassIsNoGap(t *testing.T) {
 
 func TestGrantCoveringSecrets(t *testing.T) {
 	pl := mustPlan(t, nil)
-	if _, err := pl.WithSpawn([]string{"/home/u"}, nil, ""); !isGap(err, GapSecrets) {
+	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u", Dir: true}}, ""); !isGap(err, GapSecrets) {
 		t.Errorf("grant of home: %v, want a secrets gap", err)
 	}
-	if _, err := pl.WithSpawn(nil, []string{"/work/out"}, ""); !isGap(err, GapTrustHandoff) {
+	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/work/out", Write: true, Dir: true}}, ""); !isGap(err, GapTrustHandoff) {
 		t.Errorf("write grant: %v, want a trust-handoff gap", err)
 	}
-	if _, err := pl.WithSpawn(nil, nil, "/tmp/procage-run-1"); err != nil {
+	if _, err := pl.WithSpawn(nil, "/tmp/procage-run-1"); err != nil {
 		t.Errorf("private temp: %v, want no gap", err)
 	}
 	pl = mustPlan(t, []profile.Option{profile.Waive(profile.TrustHandoff)})
-	rules, err := pl.WithSpawn([]string{"/home/u/src"}, []string{"/work/out"}, "/tmp/procage-run-1")
+	rules, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u/src", Dir: true}, {Path: "/work/out", Write: true, Dir: true}}, "/tmp/procage-run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestGrantCoveringSecrets(t *testing.T) {
 		t.Errorf("spawn rules (-want +got):\n%s", diff)
 	}
 	accepted := mustPlan(t, nil, GapSecrets)
-	if _, err := accepted.WithSpawn([]string{"/home/u"}, nil, ""); err != nil {
+	if _, err := accepted.WithSpawn([]SpawnGrant{{Path: "/home/u", Dir: true}}, ""); err != nil {
 		t.Errorf("grant of home with the gap accepted: %v", err)
 	}
 }
@@ -287,5 +289,67 @@ func TestParseGap(t *testing.T) {
 	}
 	if _, err := ParseGap("nope"); err == nil {
 		t.Error("ParseGap(nope): nil error")
+	}
+}
+
+// TestHardDenyStrips: a rule or grant at or beneath a protected path loses
+// the rights its class refuses there (the plan records each), the rest
+// of the rule stays, and a waived class strips nothing.
+func TestHardDenyStrips(t *testing.T) {
+	lit := func(a profile.Access, p string) profile.Option { return profile.FS(a, profile.Literal, p) }
+	rw := profile.AccessRead | profile.AccessWrite
+	tests := []struct {
+		name   string
+		opt    profile.Option
+		path   string
+		access FSAccess // what stays; 0: the rule is gone
+		class  profile.Class
+	}{
+		{"a secret file", lit(profile.AccessRead, "/home/u/.netrc"), "/home/u/.netrc", 0, profile.Secrets},
+		{"beneath ~/.ssh", profile.Read("/home/u/.ssh/keys"), "/home/u/.ssh/keys", 0, profile.Secrets},
+		{"exec beneath ~/.aws", profile.Exec("/home/u/.aws/bin"), "/home/u/.aws/bin", 0, profile.Secrets},
+		{"~/.bashrc written", lit(rw, "/home/u/.bashrc"), "/home/u/.bashrc", FSReadFile, profile.TrustHandoff},
+		{"git config written", lit(rw, "/w/p/.git/config"), "/w/p/.git/config", FSReadFile, profile.TrustHandoff},
+		{"a git hook written", lit(rw, "/w/p/.git/hooks/pre-commit"), "/w/p/.git/hooks/pre-commit", FSReadFile, profile.TrustHandoff},
+		{"a gitconfig include", lit(rw, "/home/u/.gitconfig-work"), "/home/u/.gitconfig-work", FSReadFile, profile.TrustHandoff},
+		{"git's user config tree", profile.ReadWrite("/home/u/.config/git"), "/home/u/.config/git", fsRead, profile.TrustHandoff},
+	}
+	for _, tt := range tests {
+		pl := mustPlan(t, []profile.Option{tt.opt})
+		i := slices.IndexFunc(pl.Rules, func(r PathRule) bool { return r.Path == tt.path })
+		switch {
+		case tt.access == 0 && i >= 0:
+			t.Errorf("%s: rule kept: %v", tt.name, pl.Rules[i])
+		case tt.access != 0 && (i < 0 || pl.Rules[i].Access != tt.access):
+			t.Errorf("%s: rules %v, want %s with %s", tt.name, pl.Rules, tt.path, tt.access)
+		}
+		if len(pl.Denied) != 1 || pl.Denied[0].Class != tt.class || pl.Denied[0].Path != tt.path {
+			t.Errorf("%s: denied %v, want one %s denial of %s", tt.name, pl.Denied, tt.class, tt.path)
+		}
+		if !strings.Contains(pl.String(), "hard-deny "+string(tt.class)+": policy "+tt.path) {
+			t.Errorf("%s: the plan does not show the denial:\n%s", tt.name, pl.String())
+		}
+		waived := mustPlan(t, []profile.Option{tt.opt, profile.Waive(tt.class)}, GapTrustHandoff)
+		if len(waived.Denied) != 0 {
+			t.Errorf("%s, class waived: denied %v", tt.name, waived.Denied)
+		}
+	}
+	// The same for a spawn's grants; the data git writes stays writable.
+	pl := mustPlan(t, nil)
+	rules, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u/.ssh/id_rsa"}, {Path: "/w/p/.git/config", Write: true},
+		{Path: "/w/p/.git/index", Write: true}, {Path: "/dev/pts/3", Write: true}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PathRule{
+		{Path: "/w/p/.git/config", Access: FSReadFile, Layer: LayerGrant},
+		{Path: "/w/p/.git/index", Access: (fsRead | fsWrite) & fsFileRights, Layer: LayerGrant},
+		{Path: "/dev/pts/3", Access: (fsRead | fsWrite) & fsFileRights, Layer: LayerGrant},
+	}
+	if diff := cmp.Diff(want, rules[len(pl.Rules):]); diff != "" {
+		t.Errorf("spawn rules (-want +got):\n%s", diff)
+	}
+	if _, err := pl.WithSpawn(nil, "/home/u/.ssh/tmp"); !isGap(err, GapSecrets) {
+		t.Errorf("a private temporary directory inside ~/.ssh: %v, want a secrets gap", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/procage-go/procage/profile"
 )
 
 // String renders the plan for people: the Landlock ruleset (each path with
@@ -29,6 +31,9 @@ func (pl *Plan) String() string {
 		fmt.Fprintf(&b, "seccomp %s  # %s\n", r, r.Why)
 	}
 	b.WriteString("seccomp: other architectures and x32 numbers kill the process; every other call is allowed\n")
+	for _, d := range pl.Denied {
+		fmt.Fprintf(&b, "hard-deny %s\n", d)
+	}
 	for _, g := range pl.Accepted {
 		fmt.Fprintf(&b, "ACCEPTED GAP (not enforced) %s\n", g)
 	}
@@ -49,6 +54,7 @@ type planJSON struct {
 	Forking    bool           `json:"forking"`
 	Seccomp    []seccompJSON  `json:"seccomp"`
 	Accepted   []gapPartJSON  `json:"accepted_gaps"`
+	Denied     []denialJSON   `json:"hard_denied"`
 	Arches     map[string]int `json:"seccomp_program_length"`
 }
 
@@ -72,8 +78,19 @@ type seccompJSON struct {
 }
 
 type gapPartJSON struct {
-	Gap    Gap    `json:"gap"`
-	Detail string `json:"detail"`
+	Gap       Gap           `json:"gap"`
+	Class     profile.Class `json:"class,omitempty"`
+	Path      string        `json:"path,omitempty"`
+	Protected []string      `json:"protected,omitempty"`
+	Detail    string        `json:"detail"`
+}
+
+type denialJSON struct {
+	Class     profile.Class `json:"class"`
+	Protected string        `json:"protected"`
+	Path      string        `json:"path"`
+	Layer     Layer         `json:"layer"`
+	Access    []string      `json:"access"`
 }
 
 func names(s fmt.Stringer) []string {
@@ -89,7 +106,7 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 	j := planJSON{
 		ABI: pl.ABI, MinABI: pl.MinABI,
 		HandledFS: names(pl.HandledFS), HandledNet: names(pl.HandledNet), Scopes: names(pl.Scopes),
-		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{},
+		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{}, Denied: []denialJSON{},
 		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Needs: []string{},
 	}
 	for _, n := range pl.needs {
@@ -110,6 +127,9 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 	}
 	for _, g := range pl.Accepted {
 		j.Accepted = append(j.Accepted, gapPartJSON(g))
+	}
+	for _, d := range pl.Denied {
+		j.Denied = append(j.Denied, denialJSON{Class: d.Class, Protected: d.Protected, Path: d.Path, Layer: d.Layer, Access: names(d.Access)})
 	}
 	for _, a := range []*Arch{ArchAMD64, ArchARM64} {
 		prog, err := Filter(a, pl.Seccomp)

@@ -53,6 +53,8 @@ const (
 	// ReasonTempDirOverridden: $TMPDIR is not macOS's per-user directory,
 	// so a test about that directory has no subject.
 	ReasonTempDirOverridden Reason = "tmpdir-overridden"
+	// ReasonNoPTY: the system opens no pseudo-terminal (Linux tests).
+	ReasonNoPTY Reason = "no-pty"
 )
 
 // Strict reports whether skips are failures in this run.

@@ -108,6 +108,11 @@ func isCombining(r rune) bool { return r >= 0x300 && r < 0x370 }
 
 // pathKey returns the spelling-insensitive key of a path.
 func pathKey(s string) string {
+	if isASCII(s) {
+		// An ASCII letter's orbit's least member is its upper case (k's
+		// holds U+212A, s's U+017F, both above 'Z').
+		return strings.ToUpper(s)
+	}
 	s = decompose(s)
 	var b strings.Builder
 	b.Grow(len(s))

@@ -144,3 +144,18 @@ func TestTranslateRegex(t *testing.T) {
 		}
 	}
 }
+
+// TestPathKeyASCII: pathKey's ASCII fast path gives the key the general
+// path (decompose, then fold each rune) gives, byte by byte.
+func TestPathKeyASCII(t *testing.T) {
+	for c := 0; c < 0x80; c++ {
+		s := "/a" + string(rune(c)) + "Z"
+		var slow []rune
+		for _, r := range decompose(s) {
+			slow = append(slow, foldRune(r))
+		}
+		if got := pathKey(s); got != string(slow) {
+			t.Errorf("pathKey(%q) = %q, want %q", s, got, string(slow))
+		}
+	}
+}

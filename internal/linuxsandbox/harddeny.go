@@ -1,0 +1,146 @@
+package linuxsandbox
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/procage-go/procage/profile"
+)
+
+// The hard-deny classes on Linux read the one table in profile
+// (profile.ProtectedTable). Landlock only adds access, so the table is kept
+// in two ways: a rule on a protected path or beneath one loses the rights
+// the class refuses there (as a Seatbelt deny beats an allow), and a tree
+// rule that holds a protected path cannot carve it out, which is a gap.
+
+// Denial is a rule's rights a hard-deny class took away: Path lies at or
+// beneath the class's protected Protected.
+type Denial struct {
+	Class     profile.Class
+	Protected string // the protected entry's path (".git" for every git directory)
+	Path      string // the rule's path
+	Layer     Layer
+	Access    FSAccess // what was taken away
+}
+
+func (d Denial) String() string {
+	return fmt.Sprintf("%s: %s %s loses %s (protected %s)", d.Class, d.Layer, d.Path, d.Access, d.Protected)
+}
+
+// fsProtected maps a class's protection to the Landlock rights it refuses.
+func fsProtected(p profile.Protection) FSAccess {
+	var a FSAccess
+	if p&profile.ProtectRead != 0 {
+		a |= fsRead | fsExec
+	}
+	if p&profile.ProtectWrite != 0 {
+		a |= fsWrite | FSMakeChar | FSMakeBlock | FSIoctlDev
+	}
+	return a
+}
+
+// classGap is the gap a class's protected path inside an allowed tree is.
+func classGap(c profile.Class) Gap {
+	if c == profile.TrustHandoff {
+		return GapTrustHandoff
+	}
+	return GapSecrets
+}
+
+// hardDeny is the table placed in one environment, for the classes in
+// force.
+type hardDeny struct {
+	entries []profile.ProtectedPath
+}
+
+func newHardDeny(p profile.Policy, env profile.Env) *hardDeny {
+	h := &hardDeny{}
+	for _, e := range profile.ProtectedTable("linux") {
+		if p.Waived(e.Class) {
+			continue
+		}
+		if pp, ok := e.Place(env); ok {
+			h.entries = append(h.entries, pp)
+		}
+	}
+	return h
+}
+
+// apply returns r without the rights a class refuses on a protected path
+// it lies at or beneath (the denials say which), and a gap part for each
+// class with protected paths inside r's tree (tree: r is a directory
+// rule) that r grants a refused right on.
+func (h *hardDeny) apply(r PathRule, tree bool) (PathRule, []Denial, []GapPart) {
+	var denials []Denial
+	for _, e := range h.entries {
+		if refused := fsProtected(e.Protect); r.Access&refused != 0 && e.Covers(r.Path) {
+			denials = append(denials, Denial{Class: e.Class, Protected: protectedName(e), Path: r.Path, Layer: r.Layer, Access: r.Access & refused})
+			r.Access &^= refused
+		}
+	}
+	if !tree {
+		return r, denials, nil
+	}
+	inside := map[profile.Class][]string{}
+	var classes []profile.Class
+	for _, e := range h.entries {
+		if r.Access&fsProtected(e.Protect) == 0 || !e.Inside(r.Path) {
+			continue
+		}
+		if !slices.Contains(classes, e.Class) {
+			classes = append(classes, e.Class)
+		}
+		inside[e.Class] = append(inside[e.Class], protectedName(e))
+	}
+	var parts []GapPart
+	for _, c := range classes {
+		parts = append(parts, GapPart{Gap: classGap(c), Class: c, Path: r.Path, Protected: inside[c],
+			Detail: fmt.Sprintf("%s protects %s inside the %s tree %s", c, listSome(inside[c]), verb(r), r.Path)})
+	}
+	return r, denials, parts
+}
+
+// listSome joins the first few names and counts the rest.
+func listSome(names []string) string {
+	const some = 3
+	if len(names) <= some {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:some], ", "), len(names)-some)
+}
+
+// protectedName names an entry in a gap or a denial: its path, with a
+// "*" for a prefix, and ".git" for every git directory.
+func protectedName(e profile.ProtectedPath) string {
+	switch {
+	case e.Anchor == profile.AnchorAnyTree:
+		return e.Name
+	case e.Prefix:
+		return e.Path + "*"
+	}
+	return e.Path
+}
+
+// verb says what r allows, for a gap's text.
+func verb(r PathRule) string {
+	w := "readable"
+	if r.Access&fsWrite != 0 {
+		w = "writable"
+	}
+	if r.Layer == LayerPolicy {
+		return w
+	}
+	return w + " " + string(r.Layer)
+}
+
+// covers reports whether a class in force protects p itself (a Unix
+// socket, which Landlock cannot filter before ABI 9), and the entry.
+func (h *hardDeny) covers(p string) (profile.ProtectedPath, bool) {
+	for _, e := range h.entries {
+		if e.Covers(p) {
+			return e, true
+		}
+	}
+	return profile.ProtectedPath{}, false
+}
