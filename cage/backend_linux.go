@@ -4,16 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/pathresolve"
 )
 
 // The Linux backend: Landlock and seccomp, applied by the child through
 // internal/forkexec's calls (see linuxsandbox.NewCalls for the order). The
 // ruleset and the seccomp program are built once per cage; a spawn with
-// grants or a private temporary directory gets its own ruleset.
+// grants or a private temporary directory gets its own ruleset, built from
+// the descriptors of the paths New opened plus the spawn's own.
 
 const (
 	hostBackend    = BackendLinux
@@ -34,7 +37,13 @@ func seatbeltCompiler() (compiler, error) { return nil, nil }
 
 // linuxBackend is a Linux cage's enforcing state.
 type linuxBackend struct {
-	plan    *linuxsandbox.Plan
+	plan *linuxsandbox.Plan
+	// held are the plan's path rules as New opened them, once, without
+	// following links: every ruleset of the cage is built from them, so
+	// a name a run changes later (a link planted where a policy path was
+	// absent, or a directory swapped for one) is never looked up again.
+	// They live as long as the cage (closed by their GC cleanup).
+	held    *linuxsandbox.Handles
 	rs      *linuxsandbox.Ruleset // the policy's ruleset, for spawns without grants
 	prog    *linuxsandbox.Program
 	calls   *linuxsandbox.Calls // the child's calls with rs; read-only, shared by spawns
@@ -43,7 +52,8 @@ type linuxBackend struct {
 
 // hostEnforce lowers the plan again for this kernel's Landlock ABI (so
 // every right the kernel knows is handled), refuses a kernel older than the
-// plan needs, and builds the ruleset and the seccomp program.
+// plan needs, opens the plan's paths and builds the ruleset and the seccomp
+// program.
 func hostEnforce(c *Cage, p planned) (backend, error) {
 	lp, ok := p.(*linuxPlan)
 	if !ok {
@@ -59,21 +69,61 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 		return nil, &UnsupportedError{OSBuild: hostOSBuild(), What: "Landlock is too old for this policy", Err: err}
 	}
 	c.planned = &linuxPlan{plan: pl, policy: lp.policy, env: env}
-	rs, err := linuxsandbox.BuildRuleset(pl, pl.Rules)
+	r := c.resolver
+	if c.cfg.fsSet {
+		// The policy's paths were resolved through WithFS's view; the base
+		// paths are the host's.
+		if r, err = pathresolve.NewHost(); err != nil {
+			return nil, err
+		}
+	}
+	held, err := linuxsandbox.OpenRules(pl.Rules, func(rule linuxsandbox.PathRule) (string, error) { return c.spellRule(r, rule) })
 	if err != nil {
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	rs, err := linuxsandbox.BuildRuleset(pl, held)
+	if err != nil {
+		held.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
 	prog, err := linuxsandbox.BuildProgram(pl)
 	if err != nil {
+		held.Close()
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
 	calls, err := linuxsandbox.NewCalls(pl, rs, prog, pl.Rules)
 	if err != nil {
+		held.Close()
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	return &linuxBackend{plan: pl, rs: rs, prog: prog, calls: calls, forking: pl.Forking}, nil
+	return &linuxBackend{plan: pl, held: held, rs: rs, prog: prog, calls: calls, forking: pl.Forking}, nil
+}
+
+// spellRule returns the spelling New opens for a rule of the plan. A
+// policy path is already the kernel spelling resolve checked for links. A
+// base path is resolved here, through r, and checked the same way against
+// the policy's writable trees: /bin is a link to usr/bin on merged-/usr
+// systems and /etc/resolv.conf often one into /run, the system's own, but a
+// link a run planted at /usr/local/lib in a writable /usr/local is refused.
+// (A read-only tree holding such a system link, Read("/etc") say, is no
+// reason to refuse a base path the policy did not name.) The spelling has
+// no link in it, and is opened without following one.
+func (c *Cage) spellRule(r *pathresolve.Resolver, rule linuxsandbox.PathRule) (string, error) {
+	if rule.Layer != linuxsandbox.LayerBase {
+		return rule.Path, nil
+	}
+	res, err := r.Resolve(rule.Path)
+	if err != nil {
+		return "", err // a *pathresolve.PathError naming the path
+	}
+	write := rule.Access&^(linuxsandbox.FSReadFile|linuxsandbox.FSReadDir|linuxsandbox.FSExecute) != 0
+	writable := slices.DeleteFunc(slices.Clone(c.trees), func(t pathresolve.Tree) bool { return !t.Writable })
+	if err := pathresolve.CheckLinks(res, write, writable, c.cfg.acceptedLink); err != nil {
+		return "", err
+	}
+	return res.Path, nil
 }
 
 func (b *linuxBackend) probe(bool) error { return probeLinux() }
@@ -90,7 +140,10 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		}
 	}
 	if len(s.grants) > 0 {
-		// Grants and the private temporary directory: this spawn's own ruleset.
+		// Grants and the private temporary directory: this spawn's own
+		// ruleset, the policy's rules re-added from the descriptors New
+		// opened, the spawn's own opened here, once, without following
+		// links (resolveGrants checked their resolution for links).
 		var gs []linuxsandbox.SpawnGrant
 		for _, g := range s.grants {
 			if g.path == s.temp && g.write {
@@ -105,7 +158,16 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
 			return nil, err
 		}
-		if rs, err = linuxsandbox.BuildRuleset(b.plan, rules); err != nil {
+		own := slices.DeleteFunc(slices.Clone(rules), func(r linuxsandbox.PathRule) bool {
+			return r.Layer == linuxsandbox.LayerBase || r.Layer == linuxsandbox.LayerPolicy
+		})
+		spawnHeld, err := linuxsandbox.OpenRules(own, nil)
+		if err != nil {
+			return nil, fmt.Errorf("cage: %w", err)
+		}
+		rs, err = linuxsandbox.BuildRuleset(b.plan, b.held, spawnHeld)
+		spawnHeld.Close() // the ruleset holds the inodes now
+		if err != nil {
 			return nil, fmt.Errorf("cage: %w", err)
 		}
 		owned = append(owned, rs)
@@ -154,7 +216,7 @@ var probeLinux = cachedVerdict(func() error {
 		return &UnsupportedError{OSBuild: build, What: "Landlock is not available", Err: &linuxsandbox.ABIError{Kernel: linuxsandbox.KernelRelease(), Need: 1}}
 	}
 	pl := linuxsandbox.DenyAll(linuxsandbox.KernelABI())
-	rs, err := linuxsandbox.BuildRuleset(pl, nil)
+	rs, err := linuxsandbox.BuildRuleset(pl)
 	if err != nil {
 		return &UnsupportedError{OSBuild: build, What: "building the probe's Landlock ruleset", Err: err}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/pathresolve/pathresolvetest"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -45,5 +47,51 @@ func TestLinuxOldABI(t *testing.T) {
 	}
 	if err := c.Command(t.Context(), "/bin/true").Run(); err != nil {
 		t.Errorf("Run at ABI 5: %v", err)
+	}
+}
+
+// TestLinuxBaseLinkInWritableTree: New resolves the base paths and checks
+// them for links against the policy's writable trees before opening them:
+// a link a run could have planted at /usr/local/lib in a writable
+// /usr/local is refused; the system's own links (/bin -> usr/bin, and
+// /etc/localtime out of a tree the policy only reads) pass.
+func TestLinuxBaseLinkInWritableTree(t *testing.T) {
+	fsys := pathresolvetest.New()
+	for _, d := range []string{"/usr/bin", "/usr/local", "/usr/share/zoneinfo", "/etc", "/home/me", "/srv"} {
+		if err := fsys.MkdirAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{"/bin": "usr/bin", "/usr/local/lib": "/srv", "/etc/localtime": "/usr/share/zoneinfo/UTC"} {
+		if err := fsys.Symlink(to, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := fsys.WriteFile("/usr/share/zoneinfo/UTC", nil); err != nil {
+		t.Fatal(err)
+	}
+	newCage := func(opts ...profile.Option) *cage.Cage {
+		t.Helper()
+		pol, err := profile.New(profile.BaseV1, append(opts, profile.Waive(profile.TrustHandoff))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := cage.New(pol, cage.WithFS(fsys, nil), cage.WithHome("/home/me"), cage.WithFakeBackend(&cage.FakeBackend{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	w := newCage(profile.ReadWrite("/usr/local"), profile.Read("/etc"))
+	if got, err := cage.SpellBaseRule(w, fsys, "/usr/local/lib"); !errors.Is(err, pathresolve.ErrSuspectLink) {
+		t.Errorf("/usr/local/lib -> /srv in a writable /usr/local: %q, %v; want a *LinkError", got, err)
+	}
+	for p, want := range map[string]string{"/bin": "/usr/bin", "/etc/localtime": "/usr/share/zoneinfo/UTC", "/usr/local/bin": "/usr/local/bin"} {
+		if got, err := cage.SpellBaseRule(w, fsys, p); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %s", p, got, err, want)
+		}
+	}
+	if got, err := cage.SpellBaseRule(newCage(), fsys, "/usr/local/lib"); err != nil || got != "/srv" {
+		t.Errorf("/usr/local/lib outside every writable tree: %q, %v; want /srv (the system's own link)", got, err)
 	}
 }

@@ -5,7 +5,11 @@
 //	if err != nil {
 //		return err // a *GapError names each part Linux cannot enforce
 //	}
-//	rs, err := linuxsandbox.BuildRuleset(pl, pl.Rules) // landlock_create_ruleset + add_rule
+//	held, err := linuxsandbox.OpenRules(pl.Rules, spell) // each path opened once, no link followed
+//	if err != nil {
+//		return err
+//	}
+//	rs, err := linuxsandbox.BuildRuleset(pl, held) // landlock_create_ruleset + add_rule
 //	if err != nil {
 //		return err // an *ABIError names the kernel and the ABI needed
 //	}
@@ -21,12 +25,14 @@
 //		Files: []uintptr{0, 1, 2}, Calls: calls.Calls})
 //	calls.KeepAlive()
 //
-// (TestEnforceBase runs this sequence.)
+// (TestEnforceBase runs this sequence; spell gives each rule's kernel
+// spelling, which the cage resolves and checks for links first.)
 //
 // The lowering (Lower, Plan, its String and JSON, Filter) is portable, so
 // a Linux plan can be previewed on any OS; the filter is assembled with
 // golang.org/x/net/bpf and unit-tested in its VM. The enforcement
-// (BuildRuleset, BuildProgram, NewCalls, KernelABI) is Linux-only.
+// (OpenRules, BuildRuleset, BuildProgram, NewCalls, KernelABI) is
+// Linux-only.
 //
 // # Limitations
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unsafe"
+	"weak"
 
 	"golang.org/x/sys/unix"
 
@@ -133,12 +135,12 @@ var rulesetsBuilt atomic.Int64
 // RulesetsBuilt returns how many rulesets this process has built.
 func RulesetsBuilt() int64 { return rulesetsBuilt.Load() }
 
-// BuildRuleset creates a ruleset handling what pl handles and adds rules
-// (pl.Rules, or pl.WithSpawn's result) and pl.NetRules. A path that does
-// not exist is skipped: there is nothing to allow yet, and a file created
-// there later stays denied. A rule on a file keeps only the rights
-// Landlock accepts on files.
-func BuildRuleset(pl *Plan, rules []PathRule) (*Ruleset, error) {
+// BuildRuleset creates a ruleset handling what pl handles and adds the
+// path rules held (see [OpenRules]) and pl.NetRules. No path is looked up
+// here: every rule is added from the descriptor its path was opened as, so
+// rulesets built at different times from the same Handles bind the same
+// inodes, whatever the names mean by then.
+func BuildRuleset(pl *Plan, held ...*Handles) (*Ruleset, error) {
 	if err := CheckABI(pl); err != nil {
 		return nil, err
 	}
@@ -150,12 +152,24 @@ func BuildRuleset(pl *Plan, rules []PathRule) (*Ruleset, error) {
 	rulesetsBuilt.Add(1)
 	rs := &Ruleset{fd: int(fd), box: &fdBox{fd: int(fd)}}
 	runtime.AddCleanup(rs, func(b *fdBox) { b.close() }, rs.box)
-	for _, r := range rules {
-		if err := addPathRule(rs.fd, r); err != nil {
-			rs.Close()
-			return nil, err
+	for _, h := range held {
+		if h == nil {
+			continue
+		}
+		for _, r := range h.rules {
+			pa := pathBeneathAttr{allowed: uint64(r.access & pl.HandledFS), fd: int32(r.fd)}
+			if pa.allowed == 0 {
+				continue
+			}
+			if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rs.fd), landlockRulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
+				rs.Close()
+				return nil, fmt.Errorf("landlock_add_rule %s (%s): %w", r.path, r.access, e)
+			}
 		}
 	}
+	// The descriptors must stay open until the rules are added: a Handles'
+	// cleanup closes them once it is unreachable.
+	runtime.KeepAlive(held)
 	for _, n := range pl.NetRules {
 		na := netPortAttr{allowed: uint64(n.Access), port: uint64(n.Port)}
 		if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rs.fd), landlockRuleNetPort, uintptr(unsafe.Pointer(&na)), 0, 0, 0); e != 0 {
@@ -166,32 +180,287 @@ func BuildRuleset(pl *Plan, rules []PathRule) (*Ruleset, error) {
 	return rs, nil
 }
 
-func addPathRule(ruleset int, r PathRule) error {
-	if r.Access == 0 {
-		return nil
+// Handles are path rules opened once: an O_PATH, close-on-exec descriptor
+// per existing path, which binds the rule to the inode opened (a Landlock
+// rule attaches to an inode, not a name: landlock_add_rule(2)). A ruleset
+// cannot be extended once a process is restricted by it, so a spawn with
+// rules of its own gets a new ruleset, and the policy's rules are re-added
+// to it from these descriptors, never from their names. The descriptors
+// are closed by Close or once the Handles are garbage collected; those of
+// base rules are shared by every Handles of the process that opened the
+// same spelling (see openBase), and closed once none holds them.
+type Handles struct {
+	rules []heldRule
+	box   *fdsBox
+}
+
+// heldRule is one opened rule: its path (for errors), the rights Landlock
+// accepts on what was opened, and the descriptor (owned by the Handles'
+// box, or by base, shared).
+type heldRule struct {
+	path   string
+	access FSAccess
+	fd     int
+	base   *baseFD
+}
+
+// fdsBox closes its descriptors once, whichever of Close and the GC
+// cleanup comes first.
+type fdsBox struct {
+	once sync.Once
+	fds  []int
+}
+
+func (b *fdsBox) close() {
+	b.once.Do(func() {
+		for _, fd := range b.fds {
+			unix.Close(fd)
+		}
+	})
+}
+
+// Close closes the descriptors the Handles own and drops the shared ones.
+// Rulesets already built keep their rules.
+func (h *Handles) Close() error {
+	if h != nil {
+		h.box.close()
 	}
-	fd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return nil
+	return nil
+}
+
+// Len returns how many rules are held (paths that existed when opened).
+func (h *Handles) Len() int { return len(h.rules) }
+
+// OpenRules opens each rule's path once, without following a symbolic link
+// anywhere in it ([OpenNoFollow]), for [BuildRuleset]. spell, if not nil,
+// returns the spelling to open for a rule (its kernel spelling, after the
+// caller's link check), else the rule's Path is opened. A path that does
+// not exist (ENOENT, or ENOTDIR: a component is a file) is skipped: there
+// is nothing to allow yet, and what appears there later is not looked up
+// again. A rule on a file keeps only the rights Landlock accepts on files.
+func OpenRules(rules []PathRule, spell func(PathRule) (string, error)) (*Handles, error) {
+	h := &Handles{box: &fdsBox{}}
+	runtime.AddCleanup(h, func(b *fdsBox) { b.close() }, h.box)
+	for _, r := range rules {
+		if r.Access == 0 {
+			continue
+		}
+		p := r.Path
+		if spell != nil {
+			var err error
+			if p, err = spell(r); err != nil {
+				h.Close()
+				return nil, err
+			}
+		}
+		hr := heldRule{path: p, access: r.Access}
+		var st *unix.Stat_t
+		var err error
+		if r.Layer == LayerBase {
+			if hr.base, err = openBase(p); err == nil {
+				hr.fd, st = hr.base.fd, &hr.base.st
+			}
+		} else if hr.fd, st, err = openConfirmed(p); err == nil {
+			h.box.fds = append(h.box.fds, hr.fd)
+		}
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			continue
+		}
+		if err != nil {
+			h.Close()
+			return nil, fmt.Errorf("opening %s for a landlock rule: %w", p, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			hr.access &= fsFileRights
+		}
+		h.rules = append(h.rules, hr)
+	}
+	return h, nil
+}
+
+// baseFD is a base rule's descriptor, shared by the Handles holding it and
+// closed by its cleanup once none does.
+type baseFD struct {
+	fd int
+	st unix.Stat_t
+}
+
+// baseFDs are the base rules' descriptors by spelling. Every cage's plan
+// has the same few dozen base paths; sharing them keeps a process's
+// descriptors from growing by that many per live cage.
+var baseFDs = struct {
+	sync.Mutex
+	m map[string]weak.Pointer[baseFD]
+}{m: map[string]weak.Pointer[baseFD]{}}
+
+// openBase returns the shared descriptor of spelling p if it is still at
+// p (confirmAt), else opens p as openConfirmed does.
+func openBase(p string) (*baseFD, error) {
+	baseFDs.Lock()
+	defer baseFDs.Unlock()
+	if b := baseFDs.m[p].Value(); b != nil && confirmAt(b.fd, &b.st, p) == nil {
+		return b, nil
+	}
+	fd, st, err := openConfirmed(p)
+	if err != nil {
+		delete(baseFDs.m, p)
+		return nil, err
+	}
+	b := &baseFD{fd: fd, st: *st}
+	runtime.AddCleanup(b, func(fd int) { unix.Close(fd) }, fd)
+	baseFDs.m[p] = weak.Make(b)
+	return b, nil
+}
+
+// ErrPathChanged is wrapped by the error of a path that held a symbolic
+// link when it was opened for a rule, or was not where it was opened by
+// the time it was checked: it changed after it was resolved and checked
+// for links (or is a link itself), so it is refused rather than followed.
+var ErrPathChanged = errors.New("the path changed after it was checked for links")
+
+// openConfirmed opens p without following links and confirms that what it
+// opened is at p (see confirmAt).
+func openConfirmed(p string) (int, *unix.Stat_t, error) {
+	fd, err := OpenNoFollow(p)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, nil, fmt.Errorf("%w: a symbolic link is in the way (%w)", ErrPathChanged, err)
 	}
 	if err != nil {
-		return fmt.Errorf("opening %s for a landlock rule: %w", r.Path, err)
+		return -1, nil, err
 	}
-	defer unix.Close(fd)
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return -1, nil, fmt.Errorf("fstat: %w", err)
+	}
+	if err := confirmAt(fd, st, p); err != nil {
+		unix.Close(fd)
+		return -1, nil, err
+	}
+	return moveHigh(fd), st, nil
+}
+
+// moveHigh moves a held descriptor to heldFloor or above. Until it
+// executes its target a child has a copy of the parent's descriptor table,
+// and its own confirm open takes the lowest free number: with a cage's few
+// dozen held descriptors there, a child whose RLIMIT_NOFILE is lowered
+// (cage.WithRlimits) found none free.
+func moveHigh(fd int) int {
+	floor := heldFloor()
+	if fd >= floor {
+		return fd
+	}
+	hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, floor)
+	if err != nil {
+		return fd // out of numbers up there: it stays where it is
+	}
+	unix.Close(fd)
+	return hi
+}
+
+// heldFloor is 1024 where the soft RLIMIT_NOFILE leaves room above it (Go
+// raises the soft limit to the hard one at start-up: os package), else 0.
+var heldFloor = sync.OnceValue(func() int {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur < 4096 {
+		return 0
+	}
+	return 1024
+})
+
+// OpenNoFollow opens the absolute, clean path p as an O_PATH|O_CLOEXEC
+// descriptor without following a symbolic link in any component: a link
+// anywhere is ELOOP. It uses openat2 with RESOLVE_NO_SYMLINKS (Linux 5.6,
+// openat2(2)) and, where that is refused (ENOSYS: an older kernel, or a
+// seccomp filter such as a cage's own, which answers openat2 so; EPERM: a
+// filter answering unknown calls so), one openat per component from "/"
+// with O_NOFOLLOW, each a directory but the last.
+func OpenNoFollow(p string) (int, error) { return openNoFollow(p, true) }
+
+// openNoFollow is OpenNoFollow; without openat2 it walks (for tests).
+func openNoFollow(p string, openat2 bool) (int, error) {
+	if !path.IsAbs(p) || path.Clean(p) != p {
+		return -1, fmt.Errorf("%q is not a clean absolute path: %w", p, unix.EINVAL)
+	}
+	fd, err := -1, error(unix.ENOSYS)
+	if openat2 {
+		fd, err = unix.Openat2(unix.AT_FDCWD, p, &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_NO_SYMLINKS})
+	}
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+		fd, err = openWalk(p)
+	}
+	if err != nil {
+		return -1, err
+	}
+	// openat2 refuses a final link without O_NOFOLLOW, and the walk's
+	// final O_NOFOLLOW|O_PATH opens the link itself: refuse it either way.
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return fmt.Errorf("stat %s: %w", r.Path, err)
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		if err == nil {
+			err = unix.ELOOP
+		}
+		return -1, err
 	}
-	access := r.Access
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		access &= fsFileRights
+	return fd, nil
+}
+
+// openWalk is OpenNoFollow's component walk.
+func openWalk(p string) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil || p == "/" {
+		return fd, err
 	}
-	if access == 0 {
+	comps := strings.Split(p[1:], "/")
+	for i, c := range comps {
+		flags := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		last := i == len(comps)-1
+		if !last {
+			flags |= unix.O_DIRECTORY
+		}
+		next, err := unix.Openat(fd, c, flags, 0)
+		if errors.Is(err, unix.ENOTDIR) {
+			// A file (the path does not exist) or a link (refused).
+			var st unix.Stat_t
+			if unix.Fstatat(fd, c, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+				err = unix.ELOOP
+			}
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// confirmAt checks that fd, opened from p without following links, is at
+// p now. The caller's link check ran on how p was resolved; this ties what
+// was opened to that spelling, whatever renames raced the walk. The kernel
+// names the path it reaches a descriptor by in /proc/self/fd (proc(5):
+// d_path); where procfs cannot say (not mounted), or says it in other
+// letter case (a case-folding directory), a second walk of p without links
+// must reach the same inode (st).
+func confirmAt(fd int, st *unix.Stat_t, p string) error {
+	got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err == nil && got == p {
 		return nil
 	}
-	pa := pathBeneathAttr{allowed: uint64(access), fd: int32(fd)}
-	if _, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), landlockRulePathBeneath, uintptr(unsafe.Pointer(&pa)), 0, 0, 0); e != 0 {
-		return fmt.Errorf("landlock_add_rule %s (%s): %w", r.Path, access, e)
+	if err == nil && !strings.EqualFold(got, p) {
+		return fmt.Errorf("%w: opened, it is at %s", ErrPathChanged, got)
+	}
+	fd2, err := OpenNoFollow(p)
+	if err != nil {
+		return fmt.Errorf("%w: opening it again: %w", ErrPathChanged, err)
+	}
+	defer unix.Close(fd2)
+	var st2 unix.Stat_t
+	if err := unix.Fstat(fd2, &st2); err != nil {
+		return fmt.Errorf("fstat: %w", err)
+	}
+	if st2.Dev != st.Dev || st2.Ino != st.Ino {
+		return fmt.Errorf("%w: opened again, it is another file", ErrPathChanged)
 	}
 	return nil
 }

@@ -20,11 +20,33 @@ func needABI(t *testing.T, n int) {
 	}
 }
 
+// evalSpell spells a rule's path as the kernel reaches it (the base's
+// /bin is a link on merged-/usr systems); the cage resolves and checks
+// links with pathresolve instead.
+func evalSpell(r PathRule) (string, error) {
+	p, err := filepath.EvalSymlinks(r.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return r.Path, nil
+	}
+	return p, err
+}
+
+// hold opens rules for BuildRuleset.
+func hold(t *testing.T, rules []PathRule) *Handles {
+	t.Helper()
+	h, err := OpenRules(rules, evalSpell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 // spawn runs argv under pl with extra rules and returns its output and
 // exit status; err is Start's error.
 func spawn(t *testing.T, pl *Plan, rules []PathRule, argv ...string) (string, syscall.WaitStatus, error) {
 	t.Helper()
-	rs, err := BuildRuleset(pl, rules)
+	rs, err := BuildRuleset(pl, hold(t, rules))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +148,7 @@ func TestDenyEverythingRefusesExec(t *testing.T) {
 func TestStepNames(t *testing.T) {
 	needABI(t, 6)
 	pl := lower(t)
-	rs, err := BuildRuleset(pl, pl.Rules)
+	rs, err := BuildRuleset(pl, hold(t, pl.Rules))
 	if err != nil {
 		t.Fatal(err)
 	}
