@@ -226,6 +226,7 @@ func TestPlanTextAndJSON(t *testing.T) {
 		"tcp port 8080: bind_tcp|connect_tcp",
 		"seccomp clone3 -> ENOSYS",
 		"seccomp ptrace -> EPERM",
+		"seccomp sendto if arg3&0x20000000 != 0 -> EPERM  # ports restricted: no TCP Fast Open",
 		"ACCEPTED GAP (not enforced) network-loopback:",
 	} {
 		if !strings.Contains(text, want) {

@@ -158,6 +158,9 @@ var (
 		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
 		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
 		"fchmodat": 268, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+		"bind": 49, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54, "fcntl": 72,
+		"mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+		"mq_getsetattr": 245,
 	}}
 	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, syscalls: map[string]uint32{
 		"lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
@@ -177,6 +180,9 @@ var (
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
 		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+		"bind": 200, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "setsockopt": 208, "fcntl": 25,
+		"mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+		"mq_getsetattr": 185,
 	}}
 )
 
@@ -342,19 +348,29 @@ const (
 	afInet6   = 10
 	afNetlink = 16
 
-	ipprotoTCP = 6
+	ipprotoTCP   = 6
+	netlinkRoute = 0
+
+	// MSG_FASTOPEN (include/linux/socket.h) and TCP_FASTOPEN_CONNECT
+	// (include/uapi/linux/tcp.h).
+	msgFastOpen        = 0x20000000
+	tcpFastOpenConnect = 30
 
 	sockStream    = 1
 	sockSeqpacket = 5
 	sockTypeMask  = 0xf
 )
 
-// Terminal ioctls that inject input or act on the console
-// (include/uapi/asm-generic/ioctls.h).
+// Terminal ioctls that inject input, act on the console or resize the
+// terminal (include/uapi/asm-generic/ioctls.h).
 const (
-	tiocsti   = 0x5412
-	tioclinux = 0x541c
+	tiocsti    = 0x5412
+	tiocswinsz = 0x5414
+	tioclinux  = 0x541c
 )
+
+// F_SETLEASE (include/uapi/linux/fcntl.h).
+const fSetLease = 1024
 
 // alwaysDenied are denied in every cage: each reaches outside the cage
 // (another process's memory, the kernel's keyrings, BPF, mounts, modules)
@@ -384,6 +400,9 @@ var inodeFlagIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0
 
 // sysvIPC are the System V IPC calls but shmdt (which only unmaps).
 const sysvIPC = "shmget shmat shmctl semget semop semtimedop semctl msgget msgsnd msgrcv msgctl"
+
+// posixMQ are the POSIX message queue calls.
+const posixMQ = "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr"
 
 // Set-ID mode bits (include/uapi/linux/stat.h). The argument holding a
 // mode, per call that takes one (the mode of open and openat matters with
@@ -428,8 +447,8 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			Why: "no CLONE_PARENT: its child's zombie would be the caller's, never reaped"},
 		SeccompRule{Syscall: "unshare", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneNewFlags | cloneNewTime}}, Errno: EPERM,
 			Why: "no new namespaces"},
-		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tioclinux}}}, Errno: EPERM,
-			Why: "no typing into the terminal (TIOCSTI) or console (TIOCLINUX)"},
+		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tiocswinsz, tioclinux}}}, Errno: EPERM,
+			Why: "no typing into the terminal (TIOCSTI) or console (TIOCLINUX), no resizing the terminal the caller shares (TIOCSWINSZ signals its foreground group)"},
 	)
 	// Landlock has no right for a file's mode (landlock.h), so a set-ID bit
 	// is refused wherever a mode is given. no_new_privs makes the bits inert
@@ -470,6 +489,14 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
 				Why: "System V IPC reaches other processes' shared memory and queues, and outlives the run"})
 		}
+		// POSIX message queues too (mq_overview(7)); mq_open creates the
+		// queue before Landlock sees the open it then refuses.
+		for _, n := range strings.Fields(posixMQ) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+				Why: "POSIX message queues are host-wide, checked by owner and mode only, and outlive the run"})
+		}
+		rules = append(rules, SeccompRule{Syscall: "fcntl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{fSetLease}}}, Errno: EPERM,
+			Why: "no lease (F_SETLEASE): it stalls every outside process opening the file for writing, up to lease-break-time (fcntl(2))"})
 	}
 	if forking {
 		rules = append(rules,
@@ -498,6 +525,32 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			Conds: []Cond{{Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockSeqpacket}}},
 			Errno: EPERM, Why: "no Unix socket allowed: socketpair only of stream and seqpacket sockets, which cannot reach a path"})
 	}
+	if len(net.families) == 0 {
+		// Landlock's abstract-socket scope covers connect and send, not
+		// bind: a socketpair socket could squat any abstract name.
+		rules = append(rules, SeccompRule{Syscall: "bind", Errno: EPERM,
+			Why: "no socket family allowed: nothing to bind (a socketpair socket would squat abstract Unix names outside servers need)"})
+	}
+	if net.netlinkRouteOnly {
+		rules = append(rules, SeccompRule{Syscall: "socket",
+			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afNetlink}}, {Arg: 2, Op: OpNotIn, Vals: []uint32{netlinkRoute}}},
+			Errno: EPERM, Why: "netlink: NETLINK_ROUTE (interfaces, addresses) only; SOCK_DIAG lists the host's sockets, CONNECTOR every process's fork, exec and exit"})
+	}
+	if net.restrictedPorts {
+		// A Fast Open send connects from inside sendmsg, past Landlock's
+		// connect hook (landlock-lsm/linux#41). sendmsg and sendmmsg take
+		// the flags from the argument, not the msghdr (net/socket.c).
+		why := "ports restricted: no TCP Fast Open, which connects past Landlock's port rules (landlock-lsm/linux#41)"
+		for _, s := range []struct {
+			name string
+			arg  int
+		}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+			rules = append(rules, SeccompRule{Syscall: s.name, Conds: []Cond{{Arg: s.arg, Op: OpMaskAny, Mask: msgFastOpen}}, Errno: EPERM, Why: why})
+		}
+		rules = append(rules, SeccompRule{Syscall: "setsockopt",
+			Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{ipprotoTCP}}, {Arg: 2, Op: OpIn, Vals: []uint32{tcpFastOpenConnect}}},
+			Errno: EPERM, Why: why})
+	}
 	if net.streamOnlyInet {
 		rules = append(rules, SeccompRule{Syscall: "socket",
 			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}},
@@ -511,7 +564,9 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 
 // netShape is what the network mode allows at the socket() level.
 type netShape struct {
-	families       []uint32
-	streamOnlyInet bool
-	why            string
+	families         []uint32
+	streamOnlyInet   bool
+	netlinkRouteOnly bool // AF_NETLINK of protocol NETLINK_ROUTE only
+	restrictedPorts  bool // Landlock restricts TCP ports: no Fast Open
+	why              string
 }

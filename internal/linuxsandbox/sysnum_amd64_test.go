@@ -104,6 +104,18 @@ func TestSyscallNumbersAMD64(t *testing.T) {
 		"fchmodat2":          unix.SYS_FCHMODAT2,
 		"setxattrat":         unix.SYS_SETXATTRAT,
 		"removexattrat":      unix.SYS_REMOVEXATTRAT,
+		"bind":               unix.SYS_BIND,
+		"sendto":             unix.SYS_SENDTO,
+		"sendmsg":            unix.SYS_SENDMSG,
+		"sendmmsg":           unix.SYS_SENDMMSG,
+		"setsockopt":         unix.SYS_SETSOCKOPT,
+		"fcntl":              unix.SYS_FCNTL,
+		"mq_open":            unix.SYS_MQ_OPEN,
+		"mq_unlink":          unix.SYS_MQ_UNLINK,
+		"mq_timedsend":       unix.SYS_MQ_TIMEDSEND,
+		"mq_timedreceive":    unix.SYS_MQ_TIMEDRECEIVE,
+		"mq_notify":          unix.SYS_MQ_NOTIFY,
+		"mq_getsetattr":      unix.SYS_MQ_GETSETATTR,
 	}
 	for name, nr := range want {
 		got, ok := ArchAMD64.Syscall(name)
