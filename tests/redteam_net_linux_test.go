@@ -208,6 +208,73 @@ func TestLinuxEscapePosixMQ(t *testing.T) {
 	}
 }
 
+// fileAttr is struct file_attr (include/uapi/linux/fs.h, Linux 6.17).
+type fileAttr struct {
+	XFlags     uint64
+	ExtSize    uint32
+	NExtents   uint32
+	ProjID     uint32
+	CowExtSize uint32
+}
+
+// fileGetattr is file_getattr(2) of p.
+func fileGetattr(p string) (fileAttr, error) {
+	var fa fileAttr
+	b, err := unix.BytePtrFromString(p)
+	if err != nil {
+		return fa, err
+	}
+	dirfd := unix.AT_FDCWD
+	if _, _, e := unix.Syscall6(unix.SYS_FILE_GETATTR, uintptr(dirfd), uintptr(unsafe.Pointer(b)), uintptr(unsafe.Pointer(&fa)), unsafe.Sizeof(fa), 0, 0); e != 0 {
+		return fa, e
+	}
+	return fa, nil
+}
+
+// TestLinuxEscapeNewSyscalls: system calls newer than the
+// rules reach what the older calls are refused: file_setattr (Linux 6.17)
+// sets inode flags by path, with no open for Landlock to check, on a file
+// outside the policy; listmount and statmount list the mount table, which
+// Base V1's lack of /proc hides. seccomp answers them ENOSYS (callers fall
+// back to the ioctl on an open descriptor, and to /proc/self/mountinfo,
+// which Landlock governs).
+func TestLinuxEscapeNewSyscalls(t *testing.T) {
+	requireCage(t)
+	needPython(t)
+	f := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := fileGetattr(f)
+	if errors.Is(err, unix.ENOSYS) {
+		t.Skip("file_getattr: ENOSYS (Linux before 6.17)")
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	// FS_XFLAG_NODUMP (0x80): harmless, settable by the owner.
+	setattr := "b = ctypes.create_string_buffer(24)\nctypes.c_uint64.from_buffer(b).value = 0x80\nr(libc.syscall(469, -100, b'" + f + "', b, 24, 0))"
+	for name, code := range map[string]string{
+		"file_setattr": setattr,
+		"file_getattr": "r(libc.syscall(468, -100, b'" + f + "', ctypes.create_string_buffer(24), 24, 0))",
+		"listmount":    "req = (ctypes.c_uint64*4)(24, 2**64-1, 0, 0)\nr(libc.syscall(458, req, (ctypes.c_uint64*64)(), 64, 0))",
+		"statmount":    "ids = (ctypes.c_uint64*64)()\nlibc.syscall(458, (ctypes.c_uint64*4)(24, 2**64-1, 0, 0), ids, 64, 0)\nr(libc.syscall(457, (ctypes.c_uint64*4)(24, ids[0] or 1, 1, 0), ctypes.create_string_buffer(4096), 4096, 0))",
+		"listns":       "r(libc.syscall(470, ctypes.create_string_buffer(64), (ctypes.c_uint64*8)(), 8, 0))",
+		"unnumbered":   "r(libc.syscall(600))",
+	} {
+		if got := pyErrno(t, c, code); got != "ENOSYS" {
+			t.Errorf("%s: %s, want ENOSYS", name, got)
+		}
+	}
+	after, err := fileGetattr(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.XFlags != before.XFlags {
+		t.Errorf("the cage changed %s's flags: %#x -> %#x", f, before.XFlags, after.XFlags)
+	}
+}
+
 // TestLinuxGapLoopbackListenAutobind documents what accepting the
 // network-loopback gap also means: listen() on a socket never bound binds
 // an ephemeral port on every interface itself, with no bind for Landlock

@@ -85,8 +85,11 @@ func (c Cond) String() string {
 }
 
 // SeccompRule answers one system call (when its conditions hold) with an
-// errno. Anything no rule matches is allowed: the filter is a deny list on
-// top of Landlock, not the confinement itself.
+// errno. Anything no rule matches is allowed if its number is at most the
+// arch's ceiling, the highest one this package has reviewed
+// (sysclass.go): the filter is a deny list on top of Landlock, not the
+// confinement itself, but a system call newer than the review answers
+// ENOSYS until it is classified.
 type SeccompRule struct {
 	Syscall string
 	Conds   []Cond
@@ -112,7 +115,12 @@ type Arch struct {
 	AuditArch uint32 // AUDIT_ARCH_* (include/uapi/linux/audit.h)
 	// X32 marks x86_64, whose x32 ABI reaches the same entry with
 	// __X32_SYSCALL_BIT set in the number; such numbers are killed.
-	X32      bool
+	X32 bool
+	// ceiling is the highest system call number syscallReview classifies
+	// for this arch (golang.org/x/sys/unix at sysTableSource); a higher
+	// number answers ENOSYS, so a kernel's new system call cannot widen
+	// the cage before it is reviewed. TestSyscallReview keeps it exact.
+	ceiling  uint32
 	syscalls map[string]uint32
 }
 
@@ -138,7 +146,7 @@ const (
 // (golang.org/x/sys/unix zsysnum_linux_amd64.go, zsysnum_linux_arm64.go).
 // arm64 has no fork, vfork, iopl or ioperm.
 var (
-	ArchAMD64 = &Arch{Name: "amd64", AuditArch: 0xc000003e, X32: true, syscalls: map[string]uint32{
+	ArchAMD64 = &Arch{Name: "amd64", AuditArch: 0xc000003e, X32: true, ceiling: 471, syscalls: map[string]uint32{
 		"ioctl": 16, "socket": 41, "clone": 56, "fork": 57, "vfork": 58, "ptrace": 101,
 		"syslog": 103, "setpgid": 109, "setsid": 112, "personality": 135, "pivot_root": 155,
 		"acct": 163, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
@@ -160,9 +168,10 @@ var (
 		"fchmodat": 268, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 		"bind": 49, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54, "fcntl": 72,
 		"mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
-		"mq_getsetattr": 245,
+		"mq_getsetattr": 245, "uselib": 134, "quotactl_fd": 443, "statmount": 457, "listmount": 458,
+		"open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469, "listns": 470,
 	}}
-	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, syscalls: map[string]uint32{
+	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, ceiling: 471, syscalls: map[string]uint32{
 		"lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
 		"quotactl": 60, "acct": 89, "personality": 92, "unshare": 97, "kexec_load": 104,
 		"init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117, "reboot": 142,
@@ -182,7 +191,8 @@ var (
 		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
 		"bind": 200, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "setsockopt": 208, "fcntl": 25,
 		"mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
-		"mq_getsetattr": 185,
+		"mq_getsetattr": 185, "quotactl_fd": 443, "statmount": 457, "listmount": 458,
+		"open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469, "listns": 470,
 	}}
 )
 
@@ -210,8 +220,9 @@ var ErrFilterTooLong = errors.New("linuxsandbox: seccomp rule block too long for
 // Filter assembles rules into a seccomp program for arch. Rules naming a
 // system call the arch lacks are skipped (there is nothing to deny). The
 // program kills the process on a foreign audit arch (i386 entry on x86_64,
-// say) and on an x32 system call number, answers matched rules with their
-// errno, and allows the rest.
+// say) and on an x32 system call number, answers a number above the arch's
+// ceiling with ENOSYS, answers matched rules with their errno, and allows
+// the rest.
 func Filter(arch *Arch, rules []SeccompRule) ([]bpf.RawInstruction, error) {
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
@@ -225,6 +236,10 @@ func Filter(arch *Arch, rules []SeccompRule) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retKillProcess},
 		)
 	}
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpGreaterThan, Val: arch.ceiling, SkipFalse: 1},
+		bpf.RetConstant{Val: retErrno | uint32(ENOSYS)},
+	)
 	for _, r := range rules {
 		nr, ok := arch.syscalls[r.Syscall]
 		if !ok {
@@ -383,10 +398,18 @@ var alwaysDenied = []struct{ names, why string }{
 	{"keyctl add_key request_key", "kernel keyrings are shared with processes outside the cage"},
 	{"bpf perf_event_open userfaultfd", "kernel attack surface an agent never needs (Docker's default profile)"},
 	{"setns", "joining another namespace"},
-	{"mount umount2 pivot_root mount_setattr move_mount open_tree fsopen fsconfig fsmount fspick", "mounts"},
-	{"kexec_load kexec_file_load init_module finit_module delete_module reboot swapon swapoff acct syslog quotactl iopl ioperm lookup_dcookie", "system administration"},
+	{"mount umount2 pivot_root mount_setattr move_mount open_tree open_tree_attr fsopen fsconfig fsmount fspick", "mounts"},
+	{"kexec_load kexec_file_load init_module finit_module delete_module reboot swapon swapoff acct syslog quotactl quotactl_fd iopl ioperm lookup_dcookie", "system administration"},
 	{"open_by_handle_at name_to_handle_at", "file handles open files without a path, past Landlock's path rules"},
 	{"fanotify_init", "watching files outside the cage"},
+}
+
+// enosysDenied answer ENOSYS in every cage: newer calls that reach what
+// an older one is refused, whose callers fall back to that older one.
+var enosysDenied = []struct{ names, why string }{
+	{"file_setattr file_getattr", "inode flags by path (Linux 6.17), with no open for Landlock to check; callers fall back to the ioctl on an open file"},
+	{"listmount statmount listns", "the mount and namespace tables, which Base V1 hides (no /proc); callers fall back to /proc/self/mountinfo, which Landlock governs"},
+	{"uselib", "the obsolete a.out library loader"},
 }
 
 // The "which" value naming every process of a user: PRIO_USER
@@ -436,6 +459,11 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 	for _, d := range alwaysDenied {
 		for _, n := range strings.Fields(d.names) {
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM, Why: d.why})
+		}
+	}
+	for _, d := range enosysDenied {
+		for _, n := range strings.Fields(d.names) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: ENOSYS, Why: d.why})
 		}
 	}
 	rules = append(rules,

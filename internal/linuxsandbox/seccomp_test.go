@@ -117,6 +117,13 @@ func TestFilterVM(t *testing.T) {
 				{"mq_notify", "mq_notify", nil, eperm},
 				{"mq_getsetattr", "mq_getsetattr", nil, eperm},
 				{"bind with no family allowed", "bind", []uint64{3, 0, 110}, eperm},
+				{"file_setattr", "file_setattr", nil, enosy},
+				{"file_getattr", "file_getattr", nil, enosy},
+				{"listmount", "listmount", nil, enosy},
+				{"statmount", "statmount", nil, enosy},
+				{"listns", "listns", nil, enosy},
+				{"quotactl_fd", "quotactl_fd", nil, eperm},
+				{"open_tree_attr", "open_tree_attr", nil, eperm},
 				{"MSG_FASTOPEN with no inet socket is moot", "sendto", []uint64{3, 0, 1, msgFastOpen}, allow},
 				{"AF_INET socket", "socket", sock(afInet, sockStream), eperm},
 				{"AF_UNIX socket", "socket", sock(afUnix, sockStream), eperm},
@@ -203,12 +210,19 @@ func TestFilterVM(t *testing.T) {
 				t.Errorf("%s %s: i386 arch: got %#x, want kill", arch.Name, tt.pname, got)
 			}
 			x32 := runFilter(t, prog, seccompData(arch.AuditArch, x32SyscallBit) /* x32 read */)
-			if want := uint32(allow); arch.X32 {
+			if arch.X32 {
 				if x32 != kill {
 					t.Errorf("%s %s: x32 read: got %#x, want kill", arch.Name, tt.pname, x32)
 				}
-			} else if x32 != want {
-				t.Errorf("%s %s: number with bit 30 on arm64: got %#x, want allow", arch.Name, tt.pname, x32)
+			} else if x32 != enosy {
+				t.Errorf("%s %s: number with bit 30 on arm64: got %#x, want ENOSYS (above the ceiling)", arch.Name, tt.pname, x32)
+			}
+			// Numbers above the reviewed table answer ENOSYS; the ceiling
+			// itself is a reviewed call.
+			for nr, want := range map[uint32]uint32{arch.ceiling: allow, arch.ceiling + 1: enosy, 1000: enosy, 0xffffffff: enosy} {
+				if got := runFilter(t, prog, seccompData(arch.AuditArch, nr)); got != want && !(arch.X32 && nr&x32SyscallBit != 0) {
+					t.Errorf("%s %s: number %d: got %#x, want %#x", arch.Name, tt.pname, nr, got, want)
+				}
 			}
 		}
 	}
@@ -251,6 +265,9 @@ func evalRules(arch *Arch, rules []SeccompRule, auditArch, nr uint32, args [6]ui
 	}
 	if arch.X32 && nr&x32SyscallBit != 0 {
 		return kill
+	}
+	if nr > arch.ceiling {
+		return enosy
 	}
 	for _, r := range rules {
 		want, ok := arch.Syscall(r.Syscall)
@@ -344,6 +361,8 @@ func TestFilterMatchesRules(t *testing.T) {
 				switch r.IntN(10) {
 				case 0:
 					nr = r.Uint32() % 500
+				case 2:
+					nr = arch.ceiling + uint32(r.IntN(3)) - 1
 				case 1:
 					nr |= x32SyscallBit
 				}

@@ -116,6 +116,14 @@ func TestSyscallNumbersAMD64(t *testing.T) {
 		"mq_timedreceive":    unix.SYS_MQ_TIMEDRECEIVE,
 		"mq_notify":          unix.SYS_MQ_NOTIFY,
 		"mq_getsetattr":      unix.SYS_MQ_GETSETATTR,
+		"uselib":             unix.SYS_USELIB,
+		"quotactl_fd":        unix.SYS_QUOTACTL_FD,
+		"statmount":          unix.SYS_STATMOUNT,
+		"listmount":          unix.SYS_LISTMOUNT,
+		"open_tree_attr":     unix.SYS_OPEN_TREE_ATTR,
+		"file_getattr":       unix.SYS_FILE_GETATTR,
+		"file_setattr":       unix.SYS_FILE_SETATTR,
+		"listns":             unix.SYS_LISTNS,
 	}
 	for name, nr := range want {
 		got, ok := ArchAMD64.Syscall(name)
