@@ -115,5 +115,5 @@ func ExampleCage_LinuxPlan() {
 	// path policy   /srv/data: read_file|read_dir
 	// tcp port 8080: bind_tcp|connect_tcp
 	// seccomp clone3 -> ENOSYS  # BPF cannot read clone3's flags struct; ENOSYS makes libc fall back to clone (multikernel/sandlock#240)
-	// ACCEPTED GAP (not enforced) network-loopback: Landlock filters TCP by port, not address: any host is reachable on an allowed port
+	// ACCEPTED GAP (not enforced) network-loopback: Landlock filters TCP by port, not address: any host is reachable on an allowed port, and listen() without bind() listens on an unlisted ephemeral port on every interface (landlock-lsm/linux#15)
 }

@@ -43,5 +43,7 @@
 //   - Landlock does not restrict stat, chmod, chown, utime, setxattr or
 //     flock; UDP is not controlled before ABI 10.
 //   - Rights of Landlock ABIs newer than [MaxABI] are not handled.
-//   - The seccomp filter knows the amd64 and arm64 system call tables only.
+//   - The seccomp filter knows the amd64 and arm64 system call tables only,
+//     as of the x/sys version reviewed (sysclass.go); a newer system call
+//     answers ENOSYS.
 package linuxsandbox

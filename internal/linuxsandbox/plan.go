@@ -51,7 +51,10 @@ const (
 	GapTrustHandoff Gap = "trust-handoff-inside-writable-tree"
 	// GapLoopback: network loopback mode. Landlock filters TCP by port,
 	// not by address (ABI 4), so any host is reachable on an allowed port;
-	// UDP is then refused altogether.
+	// UDP is then refused altogether. listen() on an unbound socket binds
+	// an ephemeral port itself, with no bind for Landlock to check
+	// (landlock-lsm/linux#15), so the child can also listen on an unlisted
+	// port on every interface.
 	GapLoopback Gap = "network-loopback"
 	// GapLocalServices: network on, without opting in to every localhost
 	// port ([profile.AnyPort]) and listening on every interface
@@ -255,11 +258,12 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		// (handled, no port allowed) add a second layer.
 		pl.HandledNet = NetBindTCP | NetConnectTCP
 	case profile.NetworkLoopback:
-		gaps = append(gaps, GapPart{Gap: GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port"})
+		gaps = append(gaps, GapPart{Gap: GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port, and listen() without bind() listens on an unlisted ephemeral port on every interface (landlock-lsm/linux#15)"})
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.why = "network loopback: TCP sockets only"
 		if !anyPort {
+			ns.restrictedPorts = true
 			pl.HandledNet = NetBindTCP | NetConnectTCP
 			for _, port := range ports {
 				pl.NetRules = append(pl.NetRules, NetRule{Port: uint16(port), Access: NetBindTCP | NetConnectTCP})
@@ -271,6 +275,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 			gaps = append(gaps, GapPart{Gap: GapLocalServices, Detail: "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
 		}
 		ns.families = []uint32{afInet, afInet6, afNetlink}
+		ns.netlinkRouteOnly = true
 		ns.why = "network on: IP and netlink (interface lookups) sockets"
 		pl.Rules = append(pl.Rules, PathRule{Path: "/run/systemd/resolve", Access: fsRead, Layer: LayerBase,
 			Why: "/etc/resolv.conf links here under systemd-resolved"})

@@ -228,6 +228,9 @@ func TestPlanTextAndJSON(t *testing.T) {
 		"tcp port 8080: bind_tcp|connect_tcp",
 		"seccomp clone3 -> ENOSYS",
 		"seccomp ptrace -> EPERM",
+		"seccomp sendto if arg3&0x20000000 != 0 -> EPERM  # ports restricted: no TCP Fast Open",
+		"seccomp file_setattr -> ENOSYS",
+		"numbers above the reviewed table (amd64 471, arm64 471; golang.org/x/sys v0.50.0) answer ENOSYS",
 		"ACCEPTED GAP (not enforced) network-loopback:",
 	} {
 		if !strings.Contains(text, want) {
@@ -254,7 +257,8 @@ func TestPlanTextAndJSON(t *testing.T) {
 		Accepted []struct {
 			Gap string `json:"gap"`
 		} `json:"accepted_gaps"`
-		Lengths map[string]int `json:"seccomp_program_length"`
+		Lengths  map[string]int `json:"seccomp_program_length"`
+		Ceilings map[string]int `json:"seccomp_enosys_above"`
 	}
 	if err := json.Unmarshal(b, &j); err != nil {
 		t.Fatal(err)
@@ -273,6 +277,9 @@ func TestPlanTextAndJSON(t *testing.T) {
 	}
 	if j.Lengths["amd64"] < 50 || j.Lengths["arm64"] < 50 {
 		t.Errorf("program lengths %v", j.Lengths)
+	}
+	if j.Ceilings["amd64"] != int(ArchAMD64.ceiling) || j.Ceilings["arm64"] != int(ArchARM64.ceiling) {
+		t.Errorf("ceilings %v", j.Ceilings)
 	}
 	if !slices.ContainsFunc(j.Seccomp, func(s struct{ Syscall, If, Errno string }) bool {
 		return s.Syscall == "socket" && strings.Contains(s.If, "arg1&0xf != 0x1") && s.Errno == "EPERM"

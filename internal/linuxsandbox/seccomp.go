@@ -85,8 +85,11 @@ func (c Cond) String() string {
 }
 
 // SeccompRule answers one system call (when its conditions hold) with an
-// errno. Anything no rule matches is allowed: the filter is a deny list on
-// top of Landlock, not the confinement itself.
+// errno. Anything no rule matches is allowed if its number is at most the
+// arch's ceiling, the highest one this package has reviewed
+// (sysclass.go): the filter is a deny list on top of Landlock, not the
+// confinement itself, but a system call newer than the review answers
+// ENOSYS until it is classified.
 type SeccompRule struct {
 	Syscall string
 	Conds   []Cond
@@ -112,7 +115,12 @@ type Arch struct {
 	AuditArch uint32 // AUDIT_ARCH_* (include/uapi/linux/audit.h)
 	// X32 marks x86_64, whose x32 ABI reaches the same entry with
 	// __X32_SYSCALL_BIT set in the number; such numbers are killed.
-	X32      bool
+	X32 bool
+	// ceiling is the highest system call number syscallReview classifies
+	// for this arch (golang.org/x/sys/unix at sysTableSource); a higher
+	// number answers ENOSYS, so a kernel's new system call cannot widen
+	// the cage before it is reviewed. TestSyscallReview keeps it exact.
+	ceiling  uint32
 	syscalls map[string]uint32
 }
 
@@ -138,7 +146,7 @@ const (
 // (golang.org/x/sys/unix zsysnum_linux_amd64.go, zsysnum_linux_arm64.go).
 // arm64 has no fork, vfork, iopl or ioperm.
 var (
-	ArchAMD64 = &Arch{Name: "amd64", AuditArch: 0xc000003e, X32: true, syscalls: map[string]uint32{
+	ArchAMD64 = &Arch{Name: "amd64", AuditArch: 0xc000003e, X32: true, ceiling: 471, syscalls: map[string]uint32{
 		"ioctl": 16, "socket": 41, "clone": 56, "fork": 57, "vfork": 58, "ptrace": 101,
 		"syslog": 103, "setpgid": 109, "setsid": 112, "personality": 135, "pivot_root": 155,
 		"acct": 163, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
@@ -158,8 +166,12 @@ var (
 		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
 		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
 		"fchmodat": 268, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+		"bind": 49, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54, "fcntl": 72,
+		"mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
+		"mq_getsetattr": 245, "uselib": 134, "quotactl_fd": 443, "statmount": 457, "listmount": 458,
+		"open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469, "listns": 470,
 	}}
-	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, syscalls: map[string]uint32{
+	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, ceiling: 471, syscalls: map[string]uint32{
 		"lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
 		"quotactl": 60, "acct": 89, "personality": 92, "unshare": 97, "kexec_load": 104,
 		"init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117, "reboot": 142,
@@ -177,6 +189,10 @@ var (
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
 		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
 		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+		"bind": 200, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "setsockopt": 208, "fcntl": 25,
+		"mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
+		"mq_getsetattr": 185, "quotactl_fd": 443, "statmount": 457, "listmount": 458,
+		"open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469, "listns": 470,
 	}}
 )
 
@@ -204,8 +220,9 @@ var ErrFilterTooLong = errors.New("linuxsandbox: seccomp rule block too long for
 // Filter assembles rules into a seccomp program for arch. Rules naming a
 // system call the arch lacks are skipped (there is nothing to deny). The
 // program kills the process on a foreign audit arch (i386 entry on x86_64,
-// say) and on an x32 system call number, answers matched rules with their
-// errno, and allows the rest.
+// say) and on an x32 system call number, answers a number above the arch's
+// ceiling with ENOSYS, answers matched rules with their errno, and allows
+// the rest.
 func Filter(arch *Arch, rules []SeccompRule) ([]bpf.RawInstruction, error) {
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
@@ -219,6 +236,10 @@ func Filter(arch *Arch, rules []SeccompRule) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retKillProcess},
 		)
 	}
+	prog = append(prog,
+		bpf.JumpIf{Cond: bpf.JumpGreaterThan, Val: arch.ceiling, SkipFalse: 1},
+		bpf.RetConstant{Val: retErrno | uint32(ENOSYS)},
+	)
 	for _, r := range rules {
 		nr, ok := arch.syscalls[r.Syscall]
 		if !ok {
@@ -342,19 +363,29 @@ const (
 	afInet6   = 10
 	afNetlink = 16
 
-	ipprotoTCP = 6
+	ipprotoTCP   = 6
+	netlinkRoute = 0
+
+	// MSG_FASTOPEN (include/linux/socket.h) and TCP_FASTOPEN_CONNECT
+	// (include/uapi/linux/tcp.h).
+	msgFastOpen        = 0x20000000
+	tcpFastOpenConnect = 30
 
 	sockStream    = 1
 	sockSeqpacket = 5
 	sockTypeMask  = 0xf
 )
 
-// Terminal ioctls that inject input or act on the console
-// (include/uapi/asm-generic/ioctls.h).
+// Terminal ioctls that inject input, act on the console or resize the
+// terminal (include/uapi/asm-generic/ioctls.h).
 const (
-	tiocsti   = 0x5412
-	tioclinux = 0x541c
+	tiocsti    = 0x5412
+	tiocswinsz = 0x5414
+	tioclinux  = 0x541c
 )
+
+// F_SETLEASE (include/uapi/linux/fcntl.h).
+const fSetLease = 1024
 
 // alwaysDenied are denied in every cage: each reaches outside the cage
 // (another process's memory, the kernel's keyrings, BPF, mounts, modules)
@@ -367,10 +398,18 @@ var alwaysDenied = []struct{ names, why string }{
 	{"keyctl add_key request_key", "kernel keyrings are shared with processes outside the cage"},
 	{"bpf perf_event_open userfaultfd", "kernel attack surface an agent never needs (Docker's default profile)"},
 	{"setns", "joining another namespace"},
-	{"mount umount2 pivot_root mount_setattr move_mount open_tree fsopen fsconfig fsmount fspick", "mounts"},
-	{"kexec_load kexec_file_load init_module finit_module delete_module reboot swapon swapoff acct syslog quotactl iopl ioperm lookup_dcookie", "system administration"},
+	{"mount umount2 pivot_root mount_setattr move_mount open_tree open_tree_attr fsopen fsconfig fsmount fspick", "mounts"},
+	{"kexec_load kexec_file_load init_module finit_module delete_module reboot swapon swapoff acct syslog quotactl quotactl_fd iopl ioperm lookup_dcookie", "system administration"},
 	{"open_by_handle_at name_to_handle_at", "file handles open files without a path, past Landlock's path rules"},
 	{"fanotify_init", "watching files outside the cage"},
+}
+
+// enosysDenied answer ENOSYS in every cage: newer calls that reach what
+// an older one is refused, whose callers fall back to that older one.
+var enosysDenied = []struct{ names, why string }{
+	{"file_setattr file_getattr", "inode flags by path (Linux 6.17), with no open for Landlock to check; callers fall back to the ioctl on an open file"},
+	{"listmount statmount listns", "the mount and namespace tables, which Base V1 hides (no /proc); callers fall back to /proc/self/mountinfo, which Landlock governs"},
+	{"uselib", "the obsolete a.out library loader"},
 }
 
 // The "which" value naming every process of a user: PRIO_USER
@@ -384,6 +423,9 @@ var inodeFlagIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0
 
 // sysvIPC are the System V IPC calls but shmdt (which only unmaps).
 const sysvIPC = "shmget shmat shmctl semget semop semtimedop semctl msgget msgsnd msgrcv msgctl"
+
+// posixMQ are the POSIX message queue calls.
+const posixMQ = "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr"
 
 // Set-ID mode bits (include/uapi/linux/stat.h). The argument holding a
 // mode, per call that takes one (the mode of open and openat matters with
@@ -419,6 +461,11 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM, Why: d.why})
 		}
 	}
+	for _, d := range enosysDenied {
+		for _, n := range strings.Fields(d.names) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: ENOSYS, Why: d.why})
+		}
+	}
 	rules = append(rules,
 		SeccompRule{Syscall: "clone3", Errno: ENOSYS,
 			Why: "BPF cannot read clone3's flags struct; ENOSYS makes libc fall back to clone (multikernel/sandlock#240)"},
@@ -428,8 +475,8 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			Why: "no CLONE_PARENT: its child's zombie would be the caller's, never reaped"},
 		SeccompRule{Syscall: "unshare", Conds: []Cond{{Arg: 0, Op: OpMaskAny, Mask: cloneNewFlags | cloneNewTime}}, Errno: EPERM,
 			Why: "no new namespaces"},
-		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tioclinux}}}, Errno: EPERM,
-			Why: "no typing into the terminal (TIOCSTI) or console (TIOCLINUX)"},
+		SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{tiocsti, tiocswinsz, tioclinux}}}, Errno: EPERM,
+			Why: "no typing into the terminal (TIOCSTI) or console (TIOCLINUX), no resizing the terminal the caller shares (TIOCSWINSZ signals its foreground group)"},
 	)
 	// Landlock has no right for a file's mode (landlock.h), so a set-ID bit
 	// is refused wherever a mode is given. no_new_privs makes the bits inert
@@ -470,6 +517,14 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
 				Why: "System V IPC reaches other processes' shared memory and queues, and outlives the run"})
 		}
+		// POSIX message queues too (mq_overview(7)); mq_open creates the
+		// queue before Landlock sees the open it then refuses.
+		for _, n := range strings.Fields(posixMQ) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+				Why: "POSIX message queues are host-wide, checked by owner and mode only, and outlive the run"})
+		}
+		rules = append(rules, SeccompRule{Syscall: "fcntl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{fSetLease}}}, Errno: EPERM,
+			Why: "no lease (F_SETLEASE): it stalls every outside process opening the file for writing, up to lease-break-time (fcntl(2))"})
 	}
 	if forking {
 		rules = append(rules,
@@ -498,6 +553,32 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 			Conds: []Cond{{Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockSeqpacket}}},
 			Errno: EPERM, Why: "no Unix socket allowed: socketpair only of stream and seqpacket sockets, which cannot reach a path"})
 	}
+	if len(net.families) == 0 {
+		// Landlock's abstract-socket scope covers connect and send, not
+		// bind: a socketpair socket could squat any abstract name.
+		rules = append(rules, SeccompRule{Syscall: "bind", Errno: EPERM,
+			Why: "no socket family allowed: nothing to bind (a socketpair socket would squat abstract Unix names outside servers need)"})
+	}
+	if net.netlinkRouteOnly {
+		rules = append(rules, SeccompRule{Syscall: "socket",
+			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afNetlink}}, {Arg: 2, Op: OpNotIn, Vals: []uint32{netlinkRoute}}},
+			Errno: EPERM, Why: "netlink: NETLINK_ROUTE (interfaces, addresses) only; SOCK_DIAG lists the host's sockets, CONNECTOR every process's fork, exec and exit"})
+	}
+	if net.restrictedPorts {
+		// A Fast Open send connects from inside sendmsg, past Landlock's
+		// connect hook (landlock-lsm/linux#41). sendmsg and sendmmsg take
+		// the flags from the argument, not the msghdr (net/socket.c).
+		why := "ports restricted: no TCP Fast Open, which connects past Landlock's port rules (landlock-lsm/linux#41)"
+		for _, s := range []struct {
+			name string
+			arg  int
+		}{{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}} {
+			rules = append(rules, SeccompRule{Syscall: s.name, Conds: []Cond{{Arg: s.arg, Op: OpMaskAny, Mask: msgFastOpen}}, Errno: EPERM, Why: why})
+		}
+		rules = append(rules, SeccompRule{Syscall: "setsockopt",
+			Conds: []Cond{{Arg: 1, Op: OpIn, Vals: []uint32{ipprotoTCP}}, {Arg: 2, Op: OpIn, Vals: []uint32{tcpFastOpenConnect}}},
+			Errno: EPERM, Why: why})
+	}
 	if net.streamOnlyInet {
 		rules = append(rules, SeccompRule{Syscall: "socket",
 			Conds: []Cond{{Arg: 0, Op: OpIn, Vals: []uint32{afInet, afInet6}}, {Arg: 1, Op: OpMaskedNe, Mask: sockTypeMask, Vals: []uint32{sockStream}}},
@@ -511,7 +592,9 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 
 // netShape is what the network mode allows at the socket() level.
 type netShape struct {
-	families       []uint32
-	streamOnlyInet bool
-	why            string
+	families         []uint32
+	streamOnlyInet   bool
+	netlinkRouteOnly bool // AF_NETLINK of protocol NETLINK_ROUTE only
+	restrictedPorts  bool // Landlock restricts TCP ports: no Fast Open
+	why              string
 }

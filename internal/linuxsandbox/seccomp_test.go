@@ -70,6 +70,8 @@ func TestFilterVM(t *testing.T) {
 	netOn := mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices)
 	loop := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 8080)}, GapLoopback)
 	unix := mustPlan(t, []profile.Option{profile.UnixSocket("/run/app.sock")}, GapUnixSocketPath)
+	loopAny := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, GapLoopback)
+	waived := mustPlan(t, []profile.Option{profile.Waive(profile.ProcessAccess)})
 
 	type call struct {
 		name string
@@ -103,6 +105,26 @@ func TestFilterVM(t *testing.T) {
 				{"TIOCSTI with high garbage", "ioctl", []uint64{0, 0xffffffff00000000 | tiocsti, 0}, eperm},
 				{"TIOCLINUX", "ioctl", []uint64{0, tioclinux, 0}, eperm},
 				{"TCGETS", "ioctl", []uint64{0, 0x5401, 0}, allow},
+				{"TIOCSWINSZ", "ioctl", []uint64{0, tiocswinsz, 0}, eperm},
+				{"TIOCGWINSZ", "ioctl", []uint64{0, 0x5413, 0}, allow},
+				{"F_SETLEASE", "fcntl", []uint64{3, fSetLease, 0}, eperm},
+				{"F_GETLEASE", "fcntl", []uint64{3, 1025, 0}, allow},
+				{"F_SETFL", "fcntl", []uint64{3, 4, 0x800}, allow},
+				{"mq_open", "mq_open", nil, eperm},
+				{"mq_unlink", "mq_unlink", nil, eperm},
+				{"mq_timedsend", "mq_timedsend", nil, eperm},
+				{"mq_timedreceive", "mq_timedreceive", nil, eperm},
+				{"mq_notify", "mq_notify", nil, eperm},
+				{"mq_getsetattr", "mq_getsetattr", nil, eperm},
+				{"bind with no family allowed", "bind", []uint64{3, 0, 110}, eperm},
+				{"file_setattr", "file_setattr", nil, enosy},
+				{"file_getattr", "file_getattr", nil, enosy},
+				{"listmount", "listmount", nil, enosy},
+				{"statmount", "statmount", nil, enosy},
+				{"listns", "listns", nil, enosy},
+				{"quotactl_fd", "quotactl_fd", nil, eperm},
+				{"open_tree_attr", "open_tree_attr", nil, eperm},
+				{"MSG_FASTOPEN with no inet socket is moot", "sendto", []uint64{3, 0, 1, msgFastOpen}, allow},
 				{"AF_INET socket", "socket", sock(afInet, sockStream), eperm},
 				{"AF_UNIX socket", "socket", sock(afUnix, sockStream), eperm},
 				{"AF_NETLINK socket", "socket", sock(afNetlink, 3), eperm},
@@ -124,18 +146,46 @@ func TestFilterVM(t *testing.T) {
 				{"AF_INET", "socket", sock(afInet, 2), allow},
 				{"AF_INET6", "socket", sock(afInet6, sockStream), allow},
 				{"AF_NETLINK", "socket", sock(afNetlink, 3), allow},
+				{"AF_NETLINK SOCK_DGRAM|SOCK_CLOEXEC", "socket", sock(afNetlink, 2|0x80000), allow},
+				{"NETLINK_SOCK_DIAG", "socket", []uint64{afNetlink, 3, 4}, eperm},
+				{"NETLINK_CONNECTOR", "socket", []uint64{afNetlink, 2, 11}, eperm},
+				{"NETLINK_AUDIT, high garbage", "socket", []uint64{afNetlink, 3, 0xffffffff00000009}, eperm},
+				{"AF_INET with protocol 17", "socket", []uint64{afInet, 2, 17}, allow},
 				{"AF_UNIX", "socket", sock(afUnix, sockStream), eperm},
 				{"AF_PACKET", "socket", sock(17, 3), eperm},
+				{"bind", "bind", []uint64{3, 0, 16}, allow},
+				{"MSG_FASTOPEN: no port rules", "sendto", []uint64{3, 0, 1, msgFastOpen}, allow},
 			}},
 			{loop, "loopback", []call{
 				{"TCP", "socket", sock(afInet, sockStream|0x80000), allow}, // SOCK_CLOEXEC
 				{"TCP6", "socket", sock(afInet6, sockStream), allow},
 				{"UDP", "socket", sock(afInet, 2), eperm},
 				{"AF_UNIX", "socket", sock(afUnix, sockStream), eperm},
+				{"bind", "bind", []uint64{3, 0, 16}, allow},
+				{"sendto MSG_FASTOPEN", "sendto", []uint64{3, 0, 1, msgFastOpen}, eperm},
+				{"sendto MSG_FASTOPEN|MSG_NOSIGNAL", "sendto", []uint64{3, 0, 1, msgFastOpen | 0x4000}, eperm},
+				{"sendto MSG_NOSIGNAL", "sendto", []uint64{3, 0, 1, 0x4000}, allow},
+				{"sendmsg MSG_FASTOPEN", "sendmsg", []uint64{3, 0, msgFastOpen}, eperm},
+				{"sendmsg, flags 0", "sendmsg", []uint64{3, 0, 0, msgFastOpen}, allow},
+				{"sendmmsg MSG_FASTOPEN", "sendmmsg", []uint64{3, 0, 1, msgFastOpen}, eperm},
+				{"TCP_FASTOPEN_CONNECT", "setsockopt", []uint64{3, ipprotoTCP, tcpFastOpenConnect}, eperm},
+				{"TCP_NODELAY", "setsockopt", []uint64{3, ipprotoTCP, 1}, allow},
+				{"SO_REUSEADDR (level SOL_SOCKET, 2)", "setsockopt", []uint64{3, 1, 2}, allow},
+				{"level 30, option 6", "setsockopt", []uint64{3, tcpFastOpenConnect, ipprotoTCP}, allow},
+			}},
+			{loopAny, "loopback, any port", []call{
+				{"sendto MSG_FASTOPEN: no port rules", "sendto", []uint64{3, 0, 1, msgFastOpen}, allow},
+				{"TCP_FASTOPEN_CONNECT: no port rules", "setsockopt", []uint64{3, ipprotoTCP, tcpFastOpenConnect}, allow},
+			}},
+			{waived, "process-access waived", []call{
+				{"mq_open", "mq_open", nil, allow},
+				{"F_SETLEASE", "fcntl", []uint64{3, fSetLease, 0}, allow},
+				{"TIOCSWINSZ still", "ioctl", []uint64{0, tiocswinsz, 0}, eperm},
 			}},
 			{unix, "unix socket", []call{
 				{"AF_UNIX", "socket", sock(afUnix, sockStream), allow},
 				{"AF_INET", "socket", sock(afInet, sockStream), eperm},
+				{"bind", "bind", []uint64{3, 0, 110}, allow},
 			}},
 		}
 		for _, tt := range tests {
@@ -160,12 +210,19 @@ func TestFilterVM(t *testing.T) {
 				t.Errorf("%s %s: i386 arch: got %#x, want kill", arch.Name, tt.pname, got)
 			}
 			x32 := runFilter(t, prog, seccompData(arch.AuditArch, x32SyscallBit) /* x32 read */)
-			if want := uint32(allow); arch.X32 {
+			if arch.X32 {
 				if x32 != kill {
 					t.Errorf("%s %s: x32 read: got %#x, want kill", arch.Name, tt.pname, x32)
 				}
-			} else if x32 != want {
-				t.Errorf("%s %s: number with bit 30 on arm64: got %#x, want allow", arch.Name, tt.pname, x32)
+			} else if x32 != enosy {
+				t.Errorf("%s %s: number with bit 30 on arm64: got %#x, want ENOSYS (above the ceiling)", arch.Name, tt.pname, x32)
+			}
+			// Numbers above the reviewed table answer ENOSYS; the ceiling
+			// itself is a reviewed call.
+			for nr, want := range map[uint32]uint32{arch.ceiling: allow, arch.ceiling + 1: enosy, 1000: enosy, 0xffffffff: enosy} {
+				if got := runFilter(t, prog, seccompData(arch.AuditArch, nr)); got != want && !(arch.X32 && nr&x32SyscallBit != 0) {
+					t.Errorf("%s %s: number %d: got %#x, want %#x", arch.Name, tt.pname, nr, got, want)
+				}
 			}
 		}
 	}
@@ -208,6 +265,9 @@ func evalRules(arch *Arch, rules []SeccompRule, auditArch, nr uint32, args [6]ui
 	}
 	if arch.X32 && nr&x32SyscallBit != 0 {
 		return kill
+	}
+	if nr > arch.ceiling {
+		return enosy
 	}
 	for _, r := range rules {
 		want, ok := arch.Syscall(r.Syscall)
@@ -301,6 +361,8 @@ func TestFilterMatchesRules(t *testing.T) {
 				switch r.IntN(10) {
 				case 0:
 					nr = r.Uint32() % 500
+				case 2:
+					nr = arch.ceiling + uint32(r.IntN(3)) - 1
 				case 1:
 					nr |= x32SyscallBit
 				}

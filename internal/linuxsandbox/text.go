@@ -30,7 +30,8 @@ func (pl *Plan) String() string {
 	for _, r := range pl.Seccomp {
 		fmt.Fprintf(&b, "seccomp %s  # %s\n", r, r.Why)
 	}
-	b.WriteString("seccomp: other architectures and x32 numbers kill the process; every other call is allowed\n")
+	fmt.Fprintf(&b, "seccomp: other architectures and x32 numbers kill the process; numbers above the reviewed table (amd64 %d, arm64 %d; %s) answer ENOSYS; every other call is allowed\n",
+		ArchAMD64.ceiling, ArchARM64.ceiling, sysTableSource)
 	for _, d := range pl.Denied {
 		fmt.Fprintf(&b, "hard-deny %s\n", d)
 	}
@@ -56,6 +57,7 @@ type planJSON struct {
 	Accepted   []gapPartJSON  `json:"accepted_gaps"`
 	Denied     []denialJSON   `json:"hard_denied"`
 	Arches     map[string]int `json:"seccomp_program_length"`
+	Ceilings   map[string]int `json:"seccomp_enosys_above"`
 }
 
 type ruleJSON struct {
@@ -107,7 +109,7 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 		ABI: pl.ABI, MinABI: pl.MinABI,
 		HandledFS: names(pl.HandledFS), HandledNet: names(pl.HandledNet), Scopes: names(pl.Scopes),
 		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{}, Denied: []denialJSON{},
-		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Needs: []string{},
+		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Ceilings: map[string]int{}, Needs: []string{},
 	}
 	for _, n := range pl.needs {
 		j.Needs = append(j.Needs, fmt.Sprintf("ABI %d: %s", n.abi, n.what))
@@ -137,6 +139,7 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 		j.Arches[a.Name] = len(prog)
+		j.Ceilings[a.Name] = int(a.ceiling)
 	}
 	return json.Marshal(j)
 }
