@@ -203,8 +203,13 @@ func (cmd *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
-	// The child's own terminal, and no other, is granted per spawn.
-	grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
+	// Seatbelt: the child's own terminal, and no other, is granted per
+	// spawn. Landlock does not check descriptors opened before the
+	// ruleset, so on Linux the inherited terminal works without a rule,
+	// and a write grant would be refused as a writable tree.
+	if c.cfg.backend == BackendMacOS {
+		grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
+	}
 	if c.policy.ExecTargetOnly() {
 		// The sandbox names the target as the kernel sees it.
 		res, err := r.Resolve(path)
