@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
@@ -23,7 +24,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	r := &run{}
 	defer func() {
 		if err != nil && r.tempDir != "" {
-			os.RemoveAll(r.tempDir)
+			err = errors.Join(err, removeTemp(r.tempDir))
 		}
 	}()
 	var extraEnv []string
@@ -165,6 +166,30 @@ func (c *Cage) privateTemp() (string, grant, error) {
 		return "", grant{}, err // an *fs.PathError naming the directory
 	}
 	return dir, grant{path: dir, write: true}, nil
+}
+
+// removeTemp removes a run's private temporary directory, which the run
+// may have left with directories it cannot list or empty (chmod 0 needs no
+// privilege on one's own files): each directory gets u+rwx back first, the
+// parent before what is in it. os.Root keeps the walk inside dir, so a
+// symbolic link the run planted is never followed out of it. A failure is
+// a *TempDirError, never ignored.
+func removeTemp(dir string) error {
+	// dir itself is procage's: the run can change its mode, not replace it.
+	_ = os.Chmod(dir, 0o700)
+	if root, err := os.OpenRoot(dir); err == nil {
+		_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = root.Chmod(p, 0o700)
+			}
+			return nil // a directory still unreadable shows in RemoveAll's error
+		})
+		root.Close()
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return &TempDirError{Path: dir, Err: err}
+	}
+	return nil
 }
 
 // childFiles returns the child's descriptors 0, 1, 2 and ExtraFiles, as

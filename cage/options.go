@@ -144,7 +144,9 @@ func WithHome(dir string) Option {
 // WithPrivateTemp gives each run its own temporary directory, created
 // under the real temporary directory (kernel spelling), granted read-write
 // for the run, named by TMPDIR (unless Cmd.Env is set and names TMPDIR)
-// and removed when the run ends.
+// and removed when the run ends, whatever modes the run left on the
+// directories in it; a removal that still fails is reported by Wait as a
+// [*TempDirError] ([ErrTempNotRemoved]).
 func WithPrivateTemp() Option {
 	return optionFunc(func(c *config) error { c.privateTemp = true; return nil })
 }

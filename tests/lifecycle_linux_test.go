@@ -2,15 +2,20 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/profile"
 )
 
 // openPTY opens a pseudo-terminal pair (pts(4): /dev/ptmx, TIOCSPTLCK to
@@ -94,5 +99,112 @@ func TestLinuxTerminalStdio(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("the terminal showed %q, not the run's output", seen)
 		}
+	}
+}
+
+// TestLinuxPrivateTempModeZeroDir (issue 20): a run that leaves a
+// directory of mode 0 with something in it in its private TMPDIR (chmod 0
+// needs no privilege on one's own files) must not make the directory
+// outlive the run: RemoveAll cannot list a directory it may not read. Root
+// outside the cage removes any mode, and root inside cannot chmod
+// (seccomp), so the escape shows only as another user (.ci/run's nobody).
+func TestLinuxPrivateTempModeZeroDir(t *testing.T) {
+	requireCage(t)
+	// A link out of the TMPDIR must not carry the mode changes out.
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "keep"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(outside, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(outside, 0o700) })
+	c := newCage(t, policy(t, profile.Fork()), cage.WithPrivateTemp(), cage.WithHome(tempHome(t)))
+	o, e, err := run(t, c, "/bin/sh", "-c", `echo "$TMPDIR"; ln -s `+outside+` "$TMPDIR/out" && mkdir -p "$TMPDIR/d/e/f" && ln -s `+outside+` "$TMPDIR/d/e/f/out" && touch "$TMPDIR/d/e/x" && chmod 0 "$TMPDIR/d/e" "$TMPDIR/d" && echo locked`)
+	dir := strings.TrimSpace(strings.Split(o, "\n")[0])
+	if !strings.Contains(filepath.Base(dir), "procage-run-") {
+		t.Fatalf("TMPDIR %q is not a procage run directory (%v, %q)", dir, err, e)
+	}
+	t.Cleanup(func() { unlock(dir); os.RemoveAll(dir) })
+	if !strings.Contains(o, "locked") {
+		if os.Geteuid() != 0 {
+			t.Fatalf("could not make the mode-0 directories: %v %q", err, e)
+		}
+		t.Logf("as root the cage cannot chmod (%q): only the removal is checked", strings.TrimSpace(e))
+	} else if err != nil {
+		t.Fatalf("run: %v (%q)", err, e)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Errorf("the run's TMPDIR %s outlived the run (lstat: %v)", dir, err)
+	}
+	if fi, err := os.Stat(outside); err != nil || fi.Mode().Perm() != 0o500 {
+		t.Errorf("the directory a link in the TMPDIR named: %v, %v; want mode 0500, untouched", fi.Mode(), err)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "keep")); err != nil {
+		t.Errorf("a file the link named was removed: %v", err)
+	}
+}
+
+// unlock makes every directory under dir u+rwx again, for cleanup.
+func unlock(dir string) {
+	for range 8 {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if d != nil && d.IsDir() {
+				os.Chmod(p, 0o700)
+			}
+			return nil
+		})
+	}
+}
+
+// TestLinuxPrivateTempRemovalReported: a private TMPDIR that cannot be
+// removed is reported by Wait as a *cage.TempDirError
+// (cage.ErrTempNotRemoved), next to the run's own exit status. Root, from
+// outside the cage, mounts a file system in it while the run waits
+// (rmdir of a mount point is EBUSY); the cage itself cannot mount.
+func TestLinuxPrivateTempRemovalReported(t *testing.T) {
+	requireCage(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount in the run's TMPDIR")
+	}
+	c := newCage(t, policy(t, profile.Fork()), cage.WithPrivateTemp(), cage.WithHome(tempHome(t)))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := c.Command(ctx, "/bin/sh", "-c", `mkdir "$TMPDIR/m" && echo "$TMPDIR" && read x; exit 3`)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 512)
+	n, _ := out.Read(b)
+	dir := strings.TrimSpace(string(b[:n]))
+	if !strings.Contains(filepath.Base(dir), "procage-run-") {
+		in.Close()
+		cmd.Wait()
+		t.Fatalf("TMPDIR %q", dir)
+	}
+	mnt := filepath.Join(dir, "m")
+	if o, err := exec.Command("mount", "-t", "tmpfs", "procage-test", mnt).CombinedOutput(); err != nil {
+		in.Close()
+		cmd.Wait()
+		t.Skipf("cannot mount here: %v %s", err, o)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run(); os.RemoveAll(dir) })
+	in.Close()
+	err = cmd.Wait()
+	var te *cage.TempDirError
+	if !errors.Is(err, cage.ErrTempNotRemoved) || !errors.As(err, &te) || te.Path != dir || !errors.Is(err, syscall.EBUSY) {
+		t.Errorf("Wait: %v; want a *cage.TempDirError for %s wrapping EBUSY", err, dir)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("Wait: %v; want the run's exit status 3 too", err)
 	}
 }
