@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -74,6 +75,10 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		Path: path, Args: args, Env: env, Dir: cmd.Dir, Files: fds,
 		ProcessGroup: c.cfg.tty == TTYInherit, Calls: cs.calls,
 	}
+	if c.cfg.coreLimitZero() {
+		// First, so a caller's later limits cannot fail on it.
+		attr.Rlimits = append(attr.Rlimits, forkexec.Rlimit{Resource: rlimitCore})
+	}
 	for _, l := range c.cfg.rlimits {
 		attr.Rlimits = append(attr.Rlimits, forkexec.Rlimit{Resource: l.Resource, Cur: l.Cur, Max: l.Max})
 	}
@@ -125,6 +130,12 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		go cmd.watchCtx(resultc)
 	}
 	return nil
+}
+
+// coreLimitZero reports whether a run starts with RLIMIT_CORE 0 (soft and
+// hard): unless WithCoreDumps, or WithRlimits names RLIMIT_CORE itself.
+func (c *config) coreLimitZero() bool {
+	return !c.coreDumps && rlimitCore >= 0 && !slices.ContainsFunc(c.rlimits, func(l Rlimit) bool { return l.Resource == rlimitCore })
 }
 
 // errNoApply reports a backend that prepared no apply or confirm call.

@@ -57,6 +57,7 @@ type config struct {
 	fsSet       bool
 	home        string
 	privateTemp bool
+	coreDumps   bool // keep the caller's RLIMIT_CORE (WithCoreDumps)
 	backend     Backend  // 0 until New picks the host's
 	links       []string // accepted links, kernel spelling
 	accept      []Gap    // Linux gaps the caller accepts (AcceptGaps)
@@ -81,7 +82,8 @@ func WithCompileLimit(n int) Option {
 }
 
 // WithRlimits sets resource limits each child applies, in order, before
-// its profile.
+// its profile. Naming RLIMIT_CORE replaces the default core limit of 0
+// (see [WithCoreDumps]).
 func WithRlimits(limits ...Rlimit) Option {
 	return optionFunc(func(c *config) error {
 		for _, l := range limits {
@@ -95,6 +97,15 @@ func WithRlimits(limits ...Rlimit) Option {
 		c.rlimits = append(c.rlimits, limits...)
 		return nil
 	})
+}
+
+// WithCoreDumps lets a caged process dump core as the caller's own
+// RLIMIT_CORE allows. By default every run starts with RLIMIT_CORE 0, soft
+// and hard, which it cannot raise (a caged process holds no
+// CAP_SYS_RESOURCE): a core file, or the memory a pipe core_pattern helper
+// receives, would carry what the run read out of the cage (core(5)).
+func WithCoreDumps() Option {
+	return optionFunc(func(c *config) error { c.coreDumps = true; return nil })
 }
 
 // WithTTY sets the terminal mode (default [TTYNewSession]).

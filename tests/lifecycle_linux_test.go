@@ -208,3 +208,47 @@ func TestLinuxPrivateTempRemovalReported(t *testing.T) {
 		t.Errorf("Wait: %v; want the run's exit status 3 too", err)
 	}
 }
+
+// TestLinuxCoreLimitZero (issue 20): a caged process starts with
+// RLIMIT_CORE 0, soft and hard, so it cannot raise it and dump its memory
+// (to a core file, or through a pipe core_pattern whose helper honours the
+// limit: core(5)); the caller's own limit is unchanged.
+func TestLinuxCoreLimitZero(t *testing.T) {
+	requireCage(t)
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
+	o, e, err := run(t, c, "/bin/sh", "-c", `ulimit -c; ulimit -H -c; ulimit -S -c 1 2>/dev/null && echo raised-soft; ulimit -H -c unlimited 2>/dev/null && echo raised-hard; true`)
+	if err != nil {
+		t.Fatalf("%v (%q)", err, e)
+	}
+	if got := strings.Fields(o); len(got) != 2 || got[0] != "0" || got[1] != "0" {
+		t.Errorf("in the cage: soft and hard RLIMIT_CORE and raises %q, want 0 0 and no raise", o)
+	}
+}
+
+// TestLinuxCoreDumpsOptIn: cage.WithCoreDumps keeps the caller's
+// RLIMIT_CORE, and WithRlimits naming RLIMIT_CORE sets it instead of 0.
+func TestLinuxCoreDumpsOptIn(t *testing.T) {
+	requireCage(t)
+	var own syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_CORE, &own); err != nil {
+		t.Fatal(err)
+	}
+	show := `ulimit -c; ulimit -H -c`
+	limit := func(v uint64) string {
+		if v == unix.RLIM_INFINITY {
+			return "unlimited"
+		}
+		return strconv.FormatUint(v/512, 10) // dash's ulimit -c counts 512-byte blocks
+	}
+	c := newCage(t, policy(t), cage.WithHome(tempHome(t)), cage.WithCoreDumps())
+	o, e, err := run(t, c, "/bin/sh", "-c", show)
+	if want := limit(own.Cur) + "\n" + limit(own.Max) + "\n"; err != nil || o != want {
+		t.Errorf("WithCoreDumps: %q (%v, %q), want the caller's %q", o, err, e, want)
+	}
+	max := min(own.Max, 1<<20)
+	c = newCage(t, policy(t), cage.WithHome(tempHome(t)), cage.WithRlimits(cage.Rlimit{Resource: unix.RLIMIT_CORE, Cur: 0, Max: max}))
+	o, e, err = run(t, c, "/bin/sh", "-c", show)
+	if want := "0\n" + limit(max) + "\n"; err != nil || o != want {
+		t.Errorf("WithRlimits(RLIMIT_CORE 0, %d): %q (%v, %q), want %q", max, o, err, e, want)
+	}
+}
