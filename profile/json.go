@@ -169,6 +169,16 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 			return Policy{}, &Error{Field: "network.mode", Value: j.Network.Mode, Err: err}
 		}
 		ports := j.Network.Ports
+		for i, port := range ports {
+			field := fmt.Sprintf("network.ports[%d]", i)
+			switch {
+			case port == 0:
+				return Policy{}, &Error{Field: field, Value: "0", Err: ErrPortZero}
+			case port == AnyPort:
+				// AnyPort is no JSON number: every port is "any_port".
+				return Policy{}, &Error{Field: field, Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535 (every port: \"any_port\": true)")}
+			}
+		}
 		if j.Network.AnyPort {
 			if len(ports) > 0 {
 				return Policy{}, &Error{Field: "network.any_port", Err: errors.New("any_port and ports exclude each other")}
