@@ -71,6 +71,15 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	if policy.Base() == 0 {
 		return nil, errors.New("cage: zero profile.Policy")
 	}
+	if cfg.runLimits != nil {
+		// Fail closed: limits that cannot be enforced are refused, on every
+		// backend (not yet implemented anywhere).
+		b := cfg.backend
+		if b == 0 {
+			b = hostBackend
+		}
+		return nil, errRunLimits(b)
+	}
 	switch {
 	case cfg.backend != 0:
 	case cfg.compiler != nil:

@@ -203,8 +203,13 @@ func (cmd *Cmd) Start() error {
 	if err != nil {
 		return err
 	}
-	// The child's own terminal, and no other, is granted per spawn.
-	grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
+	// Seatbelt: the child's own terminal, and no other, is granted per
+	// spawn. Landlock does not check descriptors opened before the
+	// ruleset, so on Linux the inherited terminal works without a rule,
+	// and a write grant would be refused as a writable tree.
+	if c.cfg.backend == BackendMacOS {
+		grants = append(grants, terminalGrants(cmd.Stdin, cmd.Stdout, cmd.Stderr)...)
+	}
 	if c.policy.ExecTargetOnly() {
 		// The sandbox names the target as the kernel sees it.
 		res, err := r.Resolve(path)
@@ -235,7 +240,8 @@ func (cmd *Cmd) Start() error {
 // returned nil) returns the context's error instead. If processes of the
 // run survived every kill round or could not be checked, the error also
 // wraps [ErrRunNotEnded] (test with errors.Is / errors.As): that is never
-// hidden behind the exit status.
+// hidden behind the exit status. Likewise a private temporary directory
+// that could not be removed adds a [*TempDirError] ([ErrTempNotRemoved]).
 func (cmd *Cmd) Wait() error {
 	r := cmd.run
 	if r == nil {
@@ -281,12 +287,13 @@ func (cmd *Cmd) Wait() error {
 	}
 	closeAll(cmd.parentIOPipes)
 	cmd.parentIOPipes = nil
+	var tempErr error
 	if r.tempDir != "" {
-		os.RemoveAll(r.tempDir)
+		tempErr = removeTemp(r.tempDir)
 	}
-	if endErr != nil {
-		// errors.Is/As still find both.
-		return errors.Join(err, endErr)
+	if endErr != nil || tempErr != nil {
+		// errors.Is/As still find each.
+		return errors.Join(err, endErr, tempErr)
 	}
 	return err
 }

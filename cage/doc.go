@@ -42,14 +42,15 @@
 // [Cage.Command] returns a [Cmd]. Its child, using system calls only,
 // starts a new session (or its own process group with [TTYInherit]), sets
 // up descriptors 0, 1, 2 and [Cmd.ExtraFiles], changes to [Cmd.Dir], sets
-// resource limits ([WithRlimits]), puts the sandbox in force
+// resource limits (RLIMIT_CORE 0 unless [WithCoreDumps], then
+// [WithRlimits]), puts the sandbox in force
 // ([StepApply]), confirms it ([StepConfirm]), takes the spawn's grants
 // ([Grant], [StepConsume]), marks every other descriptor close-on-exec, and only
 // then executes the target. If any step fails the target never runs and
-// Start returns an [*ApplyError] naming the [Step]. Each spawn also grants
-// read-write the terminals its Stdin, Stdout or Stderr (an *os.File) is
-// open on, and no other (the macOS profile names no terminal but
-// /dev/tty).
+// Start returns an [*ApplyError] naming the [Step]. On macOS each spawn
+// also grants read-write the terminals its Stdin, Stdout or Stderr (an
+// *os.File) is open on, and no other (the macOS profile names no terminal
+// but /dev/tty); on Linux the inherited descriptors need no rule.
 //
 // Before the first spawn in a process, [Probe] checks that the host's
 // backend works: a child under a sandbox that denies everything must be

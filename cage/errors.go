@@ -23,6 +23,31 @@ var ErrAlreadySandboxed = errors.New("cage: already sandboxed")
 // be checked ([*UncheckedError]): the run may not have ended.
 var ErrRunNotEnded = errors.New("cage: run not ended")
 
+// ErrTempNotRemoved is matched (errors.Is) by the error [Cmd.Wait] returns
+// when the run's private temporary directory ([WithPrivateTemp]) could not
+// be removed; the error is a [*TempDirError] naming it.
+var ErrTempNotRemoved = errors.New("cage: private temporary directory not removed")
+
+// TempDirError reports a private temporary directory that outlived its
+// run: removing it failed even after every directory in it was made
+// accessible again, so it and what the run left there remain. Wait joins
+// it to the run's own error (an *exec.ExitError stays reachable through
+// errors.As); errors.Is(err, ErrTempNotRemoved) holds.
+type TempDirError struct {
+	Path string
+	Err  error
+}
+
+func (e *TempDirError) Error() string {
+	return "cage: private temporary directory " + e.Path + " not removed: " + e.Err.Error()
+}
+
+// Is reports ErrTempNotRemoved as a match.
+func (e *TempDirError) Is(target error) bool { return target == ErrTempNotRemoved }
+
+// Unwrap returns the removal's error.
+func (e *TempDirError) Unwrap() error { return e.Err }
+
 // CaseSensitiveError reports an allow rule, allowed Unix socket,
 // Seatbelt-layer allow or grant naming a path on a case-sensitive volume,
 // for the macOS backend. Seatbelt matches paths case-insensitively on every

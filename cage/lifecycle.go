@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -23,7 +25,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	r := &run{}
 	defer func() {
 		if err != nil && r.tempDir != "" {
-			os.RemoveAll(r.tempDir)
+			err = errors.Join(err, removeTemp(r.tempDir))
 		}
 	}()
 	var extraEnv []string
@@ -72,6 +74,10 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	attr := &forkexec.Attr{
 		Path: path, Args: args, Env: env, Dir: cmd.Dir, Files: fds,
 		ProcessGroup: c.cfg.tty == TTYInherit, Calls: cs.calls,
+	}
+	if c.cfg.coreLimitZero() {
+		// First, so a caller's later limits cannot fail on it.
+		attr.Rlimits = append(attr.Rlimits, forkexec.Rlimit{Resource: rlimitCore})
 	}
 	for _, l := range c.cfg.rlimits {
 		attr.Rlimits = append(attr.Rlimits, forkexec.Rlimit{Resource: l.Resource, Cur: l.Cur, Max: l.Max})
@@ -126,6 +132,12 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	return nil
 }
 
+// coreLimitZero reports whether a run starts with RLIMIT_CORE 0 (soft and
+// hard): unless WithCoreDumps, or WithRlimits names RLIMIT_CORE itself.
+func (c *config) coreLimitZero() bool {
+	return !c.coreDumps && rlimitCore >= 0 && !slices.ContainsFunc(c.rlimits, func(l Rlimit) bool { return l.Resource == rlimitCore })
+}
+
 // errNoApply reports a backend that prepared no apply or confirm call.
 var errNoApply = errors.New("cage: no apply and confirm calls")
 
@@ -165,6 +177,30 @@ func (c *Cage) privateTemp() (string, grant, error) {
 		return "", grant{}, err // an *fs.PathError naming the directory
 	}
 	return dir, grant{path: dir, write: true}, nil
+}
+
+// removeTemp removes a run's private temporary directory, which the run
+// may have left with directories it cannot list or empty (chmod 0 needs no
+// privilege on one's own files): each directory gets u+rwx back first, the
+// parent before what is in it. os.Root keeps the walk inside dir, so a
+// symbolic link the run planted is never followed out of it. A failure is
+// a *TempDirError, never ignored.
+func removeTemp(dir string) error {
+	// dir itself is procage's: the run can change its mode, not replace it.
+	_ = os.Chmod(dir, 0o700)
+	if root, err := os.OpenRoot(dir); err == nil {
+		_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = root.Chmod(p, 0o700)
+			}
+			return nil // a directory still unreadable shows in RemoveAll's error
+		})
+		root.Close()
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return &TempDirError{Path: dir, Err: err}
+	}
+	return nil
 }
 
 // childFiles returns the child's descriptors 0, 1, 2 and ExtraFiles, as

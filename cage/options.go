@@ -57,9 +57,11 @@ type config struct {
 	fsSet       bool
 	home        string
 	privateTemp bool
-	backend     Backend  // 0 until New picks the host's
-	links       []string // accepted links, kernel spelling
-	accept      []Gap    // Linux gaps the caller accepts (AcceptGaps)
+	coreDumps   bool       // keep the caller's RLIMIT_CORE (WithCoreDumps)
+	runLimits   *RunLimits // refused by New (errRunLimits)
+	backend     Backend    // 0 until New picks the host's
+	links       []string   // accepted links, kernel spelling
+	accept      []Gap      // Linux gaps the caller accepts (AcceptGaps)
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler
@@ -81,7 +83,8 @@ func WithCompileLimit(n int) Option {
 }
 
 // WithRlimits sets resource limits each child applies, in order, before
-// its profile.
+// its profile. Naming RLIMIT_CORE replaces the default core limit of 0
+// (see [WithCoreDumps]).
 func WithRlimits(limits ...Rlimit) Option {
 	return optionFunc(func(c *config) error {
 		for _, l := range limits {
@@ -95,6 +98,15 @@ func WithRlimits(limits ...Rlimit) Option {
 		c.rlimits = append(c.rlimits, limits...)
 		return nil
 	})
+}
+
+// WithCoreDumps lets a caged process dump core as the caller's own
+// RLIMIT_CORE allows. By default every run starts with RLIMIT_CORE 0, soft
+// and hard, which it cannot raise (a caged process holds no
+// CAP_SYS_RESOURCE): a core file, or the memory a pipe core_pattern helper
+// receives, would carry what the run read out of the cage (core(5)).
+func WithCoreDumps() Option {
+	return optionFunc(func(c *config) error { c.coreDumps = true; return nil })
 }
 
 // WithTTY sets the terminal mode (default [TTYNewSession]).
@@ -144,7 +156,9 @@ func WithHome(dir string) Option {
 // WithPrivateTemp gives each run its own temporary directory, created
 // under the real temporary directory (kernel spelling), granted read-write
 // for the run, named by TMPDIR (unless Cmd.Env is set and names TMPDIR)
-// and removed when the run ends.
+// and removed when the run ends, whatever modes the run left on the
+// directories in it; a removal that still fails is reported by Wait as a
+// [*TempDirError] ([ErrTempNotRemoved]).
 func WithPrivateTemp() Option {
 	return optionFunc(func(c *config) error { c.privateTemp = true; return nil })
 }

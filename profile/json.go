@@ -110,7 +110,7 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 	// The walk checks the document's shape: syntax, unknown and repeated
 	// keys, trailing data. encoding/json then fills the struct.
 	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := loc.walk(dec, "", reflect.TypeFor[jsonPolicy]()); err != nil {
+	if err := loc.walk(dec, "", reflect.TypeFor[jsonPolicy](), 1); err != nil {
 		return Policy{}, err
 	}
 	end := loc.skip(dec.InputOffset())
@@ -169,6 +169,16 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 			return Policy{}, &Error{Field: "network.mode", Value: j.Network.Mode, Err: err}
 		}
 		ports := j.Network.Ports
+		for i, port := range ports {
+			field := fmt.Sprintf("network.ports[%d]", i)
+			switch {
+			case port == 0:
+				return Policy{}, &Error{Field: field, Value: "0", Err: ErrPortZero}
+			case port == AnyPort:
+				// AnyPort is no JSON number: every port is "any_port".
+				return Policy{}, &Error{Field: field, Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535 (every port: \"any_port\": true)")}
+			}
+		}
 		if j.Network.AnyPort {
 			if len(ports) > 0 {
 				return Policy{}, &Error{Field: "network.any_port", Err: errors.New("any_port and ports exclude each other")}
@@ -262,10 +272,23 @@ func (l *locator) skip(off int64) int64 {
 	return off
 }
 
-// walk reads one value at path, whose Go form is t (nil: not checked),
-// recording offsets and refusing unknown and repeated keys.
-func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type) error {
+// maxJSONDepth is the deepest nesting of arrays and objects (the policy
+// object counts as 1) a policy document may have; its own shape needs 4
+// (object, fs, rule, access). The locator records a field path per value,
+// as long as the value's depth, so without a limit memory grows with the
+// square of the depth: 200 KB nested 100,000 deep took 24 GiB (issue 20),
+// long before encoding/json's own limit of 10,000 applies.
+const maxJSONDepth = 32
+
+// walk reads one value at path, whose Go form is t (nil: not checked), at
+// depth (the number of arrays and objects it is in, plus one), recording
+// offsets and refusing unknown and repeated keys and nesting deeper than
+// maxJSONDepth.
+func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type, depth int) error {
 	start := l.skip(dec.InputOffset())
+	if depth > maxJSONDepth && start < int64(len(l.data)) && (l.data[start] == '[' || l.data[start] == '{') {
+		return &Error{Err: fmt.Errorf("arrays and objects nested deeper than %d levels", maxJSONDepth), pos: start + 1}
+	}
 	l.at[path] = start
 	tok, err := dec.Token()
 	if err != nil {
@@ -293,7 +316,7 @@ func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type) error {
 			if !ok {
 				return &Error{Field: field, Err: errors.New("unknown field"), pos: keyStart + 1}
 			}
-			if err := l.walk(dec, field, ft); err != nil {
+			if err := l.walk(dec, field, ft, depth+1); err != nil {
 				return err
 			}
 		}
@@ -303,7 +326,7 @@ func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type) error {
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := l.walk(dec, fmt.Sprintf("%s[%d]", path, i), elem); err != nil {
+			if err := l.walk(dec, fmt.Sprintf("%s[%d]", path, i), elem, depth+1); err != nil {
 				return err
 			}
 		}

@@ -8,8 +8,9 @@ import (
 )
 
 // FuzzParseJSON: any input is either a policy that survives a
-// MarshalJSON/ParseJSON round trip, or an *Error located inside the input
-// (line and column at least 1, the line at most the input's line count).
+// MarshalJSON/ParseJSON round trip and nests no deeper than maxJSONDepth,
+// or an *Error located inside the input (line and column at least 1, the
+// line at most the input's line count).
 func FuzzParseJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"version":1,"base":"v1"}`,
@@ -18,6 +19,8 @@ func FuzzParseJSON(f *testing.F) {
 		`{"version":1,"base":"v1","fork":true,"fork":true}`,
 		"{\n\"version\": 1,\n\"base\": \"v1\",\n\"fs\": [{\"access\": \"read\"}]}",
 		`[`, ``, `{"a":{"b":[1,{"c":2}]}}`,
+		nested(maxJSONDepth - 1), nested(maxJSONDepth), nested(5000),
+		`{"version":1,"base":"v1","fs":[{"access":` + strings.Repeat(`{"a":[`, 20) + strings.Repeat(`]}`, 20) + `}]}`,
 	} {
 		f.Add(s)
 	}
@@ -33,6 +36,9 @@ func FuzzParseJSON(f *testing.F) {
 			}
 			return
 		}
+		if d := jsonDepth(in); d > maxJSONDepth {
+			t.Fatalf("ParseJSON accepted %q, nested %d deep (limit %d)", in, d, maxJSONDepth)
+		}
 		data, err := json.Marshal(p)
 		if err != nil {
 			t.Fatalf("Marshal of a parsed policy: %v", err)
@@ -42,4 +48,28 @@ func FuzzParseJSON(f *testing.F) {
 			t.Fatalf("round trip of %q: %v\n%v\n%v", in, err, p, q)
 		}
 	})
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in a JSON text,
+// outside strings.
+func jsonDepth(in string) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range []byte(in) {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }

@@ -62,6 +62,8 @@ func TestJSONErrors(t *testing.T) {
 		{`{"version":1,"base":"v1","network":{"mode":"off","ports":[1]}}`, "network.ports", "loopback and on modes only", 1, 58},
 		{`{"version":1,"base":"v1","network":{"mode":"loopback"}}`, "network.ports", "names its ports", 1, 36},
 		{`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[1],"any_port":true}}`, "network.any_port", "exclude", 1, 78},
+		{`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[0]}}`, "network.ports[0]", `use AnyPort for every port (procage: --port any; JSON: "any_port": true)`, 1, 64},
+		{`{"version":1,"base":"v1","network":{"mode":"on","ports":[8080,-1]}}`, "network.ports[1]", `port must be 1..65535 (every port: "any_port": true)`, 1, 63},
 		{`{"version":1,"base":"v1","fork":"yes"}`, "fork", "want true or false, not string", 1, 33},
 		{`{"version":1,"base":"v1","exec_target_only":1}`, "exec_target_only", "want true or false, not number", 1, 45},
 		{`{"version":1,"base":"v1","waive":["all"]}`, "waive[0]", "unknown hard-deny class", 1, 35},

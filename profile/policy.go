@@ -103,8 +103,13 @@ const (
 )
 
 // AnyPort, given as the only port to [Network], opts in to every
-// localhost port.
-const AnyPort = 0
+// localhost port. It is no port number: port 0 is refused ([ErrPortZero]),
+// so a zero value from a parse or a default can never mean "every port".
+const AnyPort = -1
+
+// ErrPortZero is wrapped by the error for port 0, which once meant every
+// port: every port must be asked for by name, with [AnyPort].
+var ErrPortZero = errors.New("port 0 is not a port: name the ports (1..65535), or use AnyPort for every port (procage: --port any; JSON: \"any_port\": true)")
 
 // ErrNoPorts is wrapped by the error for loopback mode without ports:
 // "all of localhost" must be asked for by name, with [AnyPort].
@@ -244,6 +249,9 @@ func Network(mode NetworkMode, ports ...int) Option {
 		for _, port := range ports {
 			if port == AnyPort && len(ports) == 1 {
 				continue
+			}
+			if port == 0 {
+				return &Error{Field: "network.ports", Value: "0", Err: ErrPortZero}
 			}
 			if port < 1 || port > 65535 {
 				return &Error{Field: "network.ports", Value: fmt.Sprint(port), Err: errors.New("port must be 1..65535, or AnyPort alone")}

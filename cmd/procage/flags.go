@@ -62,7 +62,7 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.Var(&pf.write, "write", "allow reading and writing the tree at `PATH` (repeatable)")
 	fs.Var(&pf.exec, "exec", "allow reading and executing the tree at `PATH` (repeatable)")
 	fs.StringVar(&pf.network, "network", "off", "network `MODE`: off, loopback (localhost, on the --port ports) or on (remote hosts; localhost only on the --port ports)")
-	fs.Var(&pf.ports, "port", "with --network loopback or on, allow this localhost `PORT`, or any for every port (repeatable; loopback needs one)")
+	fs.Var(&pf.ports, "port", "with --network loopback or on, allow this localhost `PORT` (1-65535), or any for every port (repeatable; loopback needs one)")
 	fs.BoolVar(&pf.listenAny, "listen-any", false, "with --network on, listen on every interface, not only localhost")
 	fs.Var(&pf.sockets, "unix-socket", "allow connecting to the Unix socket at `PATH` (repeatable)")
 	fs.Var(&pf.mach, "mach", "allow looking up the global Mach service `NAME` (repeatable)")
@@ -112,6 +112,14 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return profile.Policy{}, badValuef("--port %q: not a number or any", s)
+		}
+		if n == 0 {
+			// Once every port: that is asked for by name.
+			return profile.Policy{}, badValuef("--port 0: not a port; use --port any for every port")
+		}
+		if n < 0 {
+			// profile.AnyPort is negative: "any" is the only way to say it.
+			return profile.Policy{}, badValuef("--port %q: not a port (1..65535) or any", s)
 		}
 		ports = append(ports, n)
 	}

@@ -10,7 +10,9 @@
 // on standard error and exit status 2; nothing is written to standard
 // output. procage run passes on the command's exit status, and exits 127
 // when the command cannot be found and 126 when it cannot be executed, as
-// shells do.
+// shells do. SIGINT, SIGTERM, SIGHUP and SIGQUIT end the run (every process
+// of it), then procage, with exit status 1; procage run puts back the
+// terminal settings its standard input had when the run changed them.
 //
 // It is an example tool built on package cage; its flags and output carry
 // no compatibility guarantee.
@@ -38,7 +40,8 @@ previews what a Mac would get from any OS (off macOS, against a simulated
 Mac file system); a policy file's format is in docs/policy.md.
 Exit status: 0 success (explain: allowed), 1 failure (explain: denied),
 2 bad input or unsupported host; run: the command's own status, 126 if it
-cannot be executed, 127 if it cannot be found.
+cannot be executed, 127 if it cannot be found, 1 if SIGINT, SIGTERM,
+SIGHUP or SIGQUIT ended the run.
 `
 
 func main() {

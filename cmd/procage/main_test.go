@@ -162,6 +162,8 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(rel, []byte("{\n  \"version\": 1,\n  \"base\": \"v1\",\n  \"fs\": [{\"access\": [\"read\"], \"subpath\": \"usr\"}]\n}\n"), 0o644)
 	arr := filepath.Join(dir, "arr.json")
 	os.WriteFile(arr, []byte(`[]`), 0o644)
+	port0 := filepath.Join(dir, "port0.json")
+	os.WriteFile(port0, []byte(`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[80,0]}}`), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -176,6 +178,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "--network", "loopback"}, "procage plan: --network loopback: loopback mode names its ports"},
 		{[]string{"plan", "--network", "loopback", "--listen-any", "--port", "80"}, "procage plan: --listen-any: "},
 		{[]string{"plan", "--port", "x"}, `procage plan: --port "x": not a number or any`},
+		{[]string{"plan", "--network", "loopback", "--port", "0"}, `procage plan: --port 0: not a port; use --port any for every port`},
+		{[]string{"plan", "--network", "loopback", "--port", "-1"}, `procage plan: --port "-1": not a port (1..65535) or any`},
+		{[]string{"plan", "--policy", port0}, "procage plan: " + port0 + ":1:67: network.ports[1] \"0\": port 0 is not a port"},
 		{[]string{"plan", "--waive", "all"}, `procage plan: --waive "all": unknown hard-deny class`},
 		{[]string{"plan", "--seatbelt", "(allow file-raed*)"}, `unknown operation "file-raed*"`},
 		{[]string{"plan", "--mach", "a b"}, `procage plan: --mach "a b": a Mach service name is non-empty`},

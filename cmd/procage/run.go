@@ -63,7 +63,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "procage run: warning: --grant-rw %s: the target may change everything there the hard-deny classes do not protect\n", g)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Every signal that would end procage ends the run first. The run has
+	// its own session, so a closed terminal or a dropped ssh connection
+	// (SIGHUP) or SIGQUIT reaches procage only: dying of it would leave the
+	// run running.
+	ctx, stop := signal.NotifyContext(context.Background(), endSignals...)
 	defer stop()
 	cmd := c.Command(ctx, fs.Arg(0), fs.Args()[1:]...)
 	if code, err := checkTarget(cmd); err != nil {
@@ -76,8 +80,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	for _, g := range grantsRW {
 		cmd.Grants = append(cmd.Grants, cage.Grant{Path: g, Write: true})
 	}
-	return exitStatus(cmd.Run())
+	// The target may change the terminal it was given (stty -echo, an
+	// editor killed mid-run); the caller's shell should not inherit that.
+	defer restoreTerminal(os.Stdin)()
+	err = cmd.Run()
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Cancel ended the run: say which signal asked for it.
+		if errors.Is(err, cage.ErrRunNotEnded) {
+			return 1, fmt.Errorf("%v: %w", context.Cause(ctx), err)
+		}
+		return 1, fmt.Errorf("%v: the run was ended", context.Cause(ctx))
+	}
+	return exitStatus(err)
 }
+
+// endSignals end a run, then procage (exit status 1).
+var endSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // checkTarget fails a command that cannot be found (127) or executed (126)
 // before any cage is involved, as a shell would, so the status is the same

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cage
+
+// hostCgroupStatus: no cgroups off Linux.
+func hostCgroupStatus() string { return "not Linux" }
