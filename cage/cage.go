@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 
 	"github.com/procage-go/procage/pathresolve"
@@ -27,12 +28,15 @@ type Cage struct {
 	cfg       config
 	resolver  *pathresolve.Resolver
 	home      string
-	zdotdir   string             // zsh's $ZDOTDIR, kernel spelling; "" = unset
-	xdgConfig string             // $XDG_CONFIG_HOME, kernel spelling; "" = unset
-	trees     []pathresolve.Tree // the policy's subpath trees, kernel spelling
-	rewrites  []Rewrite
-	planned   planned
-	be        backend
+	zdotdir   string // zsh's $ZDOTDIR, kernel spelling; "" = unset
+	xdgConfig string // $XDG_CONFIG_HOME, kernel spelling; "" = unset
+	// protectedAt maps a hard-deny table path that is a link to its
+	// kernel spelling.
+	protectedAt map[string]string
+	trees       []pathresolve.Tree // the policy's subpath trees, kernel spelling
+	rewrites    []Rewrite
+	planned     planned
+	be          backend
 
 	// Only during New.
 	resolvedMap map[string]string
@@ -112,6 +116,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		Home:          c.home,
 		ZDotDir:       c.zdotdir,
 		XDGConfigHome: c.xdgConfig,
+		ProtectedAt:   c.protectedAt,
 		Limit:         cfg.effectiveLimit(),
 	}
 	c.resolvedMap, c.links = nil, nil
@@ -231,6 +236,21 @@ func (c *Cage) resolve() error {
 		c.links = append(c.links, l)
 	}
 	slices.Sort(c.links)
+	// A protected store may itself be a link (a dotfile manager's ~/.aws
+	// -> ~/dotfiles/aws): its target is protected too.
+	placed := profile.Env{Home: c.home, ZDotDir: c.zdotdir, XDGConfigHome: c.xdgConfig}
+	for _, e := range profile.ProtectedTable(runtime.GOOS) {
+		pp, ok := e.Place(placed)
+		if !ok || pp.Path == "" {
+			continue
+		}
+		if res, err := c.resolver.Resolve(pp.Path); err == nil && res.Path != pp.Path {
+			if c.protectedAt == nil {
+				c.protectedAt = map[string]string{}
+			}
+			c.protectedAt[pp.Path] = res.Path
+		}
+	}
 	// A link that could redirect a policy path is refused unless accepted
 	// (pathresolve.CheckLinks); the home directory is the caller's own.
 	written := map[string]bool{}

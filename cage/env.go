@@ -1,6 +1,7 @@
 package cage
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -50,12 +51,12 @@ var (
 	// secretNames are dropped exactly.
 	secretNames = []string{"API_KEY", "APIKEY", "PASSWORD", "PASSWD", "PRIVATE_KEY", "SECRET", "SSH_AUTH_SOCK", "TOKEN"}
 	// secretPrefixes are dropped at the start of a name.
-	secretPrefixes = []string{"AWS_", "DYLD_", "LD_"}
+	secretPrefixes = []string{"AWS_", "DYLD_", "GIT_CONFIG_VALUE_", "LD_", "OP_SESSION_", "TF_TOKEN_"}
 	// secretInfixes are dropped anywhere in a name.
-	secretInfixes = []string{"CREDENTIAL", "PASSWD", "PASSWORD", "PRIVATE_KEY", "SECRET", "WEBHOOK"}
+	secretInfixes = []string{"ACCESSTOKEN", "AUTHTOKEN", "CREDENTIAL", "PASSWD", "PASSWORD", "PRIVATE_KEY", "SECRET", "WEBHOOK"}
 	// secretSuffixes are dropped at the end of a name, but for the
 	// public keys below.
-	secretSuffixes = []string{"_APIKEY", "_AUTH", "_KEY", "_PASS", "_PWD", "_SK", "_TOKEN"}
+	secretSuffixes = []string{"_APIKEY", "_AUTH", "_AUTH_CONFIG", "_DSN", "_JWT", "_KEY", "_PASS", "_PAT", "_PWD", "_SESSION", "_SK", "_TOKEN"}
 	// publicKeys are names ending in _KEY that hold no secret: public and
 	// publishable keys, and the release-signing key fingerprint the
 	// official Docker language images set (GPG_KEY).
@@ -80,10 +81,15 @@ func IsSecret(name string) bool {
 	return has(secretSuffixes, strings.HasSuffix)
 }
 
-// hasURLPassword reports whether value holds a URL with a password in its
-// user information (scheme://user:password@host), as database and broker
-// URLs do.
+// hasURLPassword reports whether value holds a credential in a
+// connection string: a URL with user information (scheme://user:pw@host,
+// or a token as the user, https://ghp_x@github.com), a password parameter
+// (libpq's "host=db password=x", a URL's ?password=), or the Go MySQL
+// driver's user:pw@tcp(host) form.
 func hasURLPassword(value string) bool {
+	if strings.Contains(strings.ToLower(value), "password=") || mysqlDSN.MatchString(value) {
+		return true
+	}
 	for rest := value; ; {
 		i := strings.Index(rest, "://")
 		if i < 0 {
@@ -94,11 +100,14 @@ func hasURLPassword(value string) bool {
 		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
 			auth = auth[:j]
 		}
-		if at := strings.LastIndexByte(auth, '@'); at >= 0 && strings.Contains(auth[:at], ":") {
+		if strings.Contains(auth, "@") {
 			return true
 		}
 	}
 }
+
+// mysqlDSN matches github.com/go-sql-driver/mysql's DSN with a password.
+var mysqlDSN = regexp.MustCompile(`^[^\s/:@]*:[^\s@]*@[a-z0-9]*\(`)
 
 // Filter returns the entries of environ ("KEY=value", as os.Environ gives)
 // that p passes, in order. Entries without "=" are dropped.

@@ -32,7 +32,7 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 // be previewed on any OS. A part Linux cannot enforce is a *GapError
 // unless accepted ([AcceptGaps]).
 func planLinux(policy profile.Policy, env profile.Env, accept []Gap, abi int) (*linuxPlan, error) {
-	le := linuxsandbox.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome,
+	le := linuxsandbox.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt,
 		Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
 	pl, err := linuxsandbox.Lower(policy, le)
 	if err != nil {

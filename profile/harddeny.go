@@ -160,19 +160,20 @@ func secretsRules(env Env) []sbpl.Rule {
 // AnchorAnyTree entries have rules of their own.
 func tableTargets(c Class, env Env) (filters []*sbpl.Filter, protected []string) {
 	for _, e := range ProtectedTable("darwin") {
-		pp, ok := e.Place(env)
-		if e.Class != c || !ok || e.Anchor == AnchorAnyTree {
+		if e.Class != c || e.Anchor == AnchorAnyTree {
 			continue
 		}
-		switch {
-		case e.Prefix:
-			filters = append(filters, sbpl.F("regex", prefixRegex(pp.Path, e.Tree)))
-		case e.Tree:
-			filters = append(filters, sbpl.Subpath(pp.Path))
-		default:
-			filters = append(filters, sbpl.Literal(pp.Path))
+		for _, pp := range e.Places(env) {
+			switch {
+			case e.Prefix:
+				filters = append(filters, sbpl.F("regex", prefixRegex(pp.Path, e.Tree)))
+			case e.Tree:
+				filters = append(filters, sbpl.Subpath(pp.Path))
+			default:
+				filters = append(filters, sbpl.Literal(pp.Path))
+			}
+			protected = append(protected, pp.Path)
 		}
-		protected = append(protected, pp.Path)
 	}
 	return filters, protected
 }

@@ -63,6 +63,10 @@ type Env struct {
 	// and shells read configuration the trust-handoff class protects; empty
 	// when unset (~/.config is always protected).
 	XDGConfigHome string
+	// ProtectedAt maps a hard-deny table path (as placed under Home,
+	// ZDotDir or XDGConfigHome) that is a link to its kernel spelling, which
+	// the class protects too.
+	ProtectedAt map[string]string
 	// Limit is the largest rule count accepted; 0 means DefaultLimit.
 	Limit int
 }

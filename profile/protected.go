@@ -98,7 +98,10 @@ type Protected struct {
 // $XDG_CONFIG_HOME/git/config and the files ~/.gitconfig commonly includes
 // (git-config(1), FILES and INCLUDES); on Linux, systemd starts user units
 // from ~/.config/systemd/user (systemd.unit(5)) and desktop sessions run
-// ~/.config/autostart entries at login (XDG Autostart Specification).
+// ~/.config/autostart entries at login (XDG Autostart Specification),
+// systemd's user manager reads ~/.config/environment.d (environment.d(5)),
+// Debian's and Ubuntu's default ~/.bashrc sources ~/.bash_aliases; the
+// GitHub CLI, gcloud, Copilot and the browsers follow $XDG_CONFIG_HOME.
 var protectedTable = []Protected{
 	// secrets, in the order the Seatbelt rule lists them.
 	home(Secrets, ".aws/"), home(Secrets, ".azure/"), home(Secrets, ".cargo/credentials"), home(Secrets, ".cargo/credentials.toml"),
@@ -135,8 +138,16 @@ var protectedTable = []Protected{
 	home(TrustHandoff, ".zsh_sessions/"), home(TrustHandoff, ".zshenv.zwc"), home(TrustHandoff, ".zshrc.zwc"),
 	prefix(home(TrustHandoff, ".local/lib/python/")), prefix(home(TrustHandoff, ".zcompdump")), prefix(home(TrustHandoff, ".gitconfig")),
 	linux(home(TrustHandoff, ".config/autostart/")), linux(home(TrustHandoff, ".config/systemd/user/")),
+	home(TrustHandoff, ".bash_aliases"), home(TrustHandoff, ".config/environment.d/"),
 	anchor(AnchorXDGConfig, home(TrustHandoff, "fish/")), anchor(AnchorXDGConfig, home(TrustHandoff, "git/")),
 	anchor(AnchorXDGConfig, home(TrustHandoff, "zsh/")),
+	anchor(AnchorXDGConfig, home(Secrets, "gcloud/")), anchor(AnchorXDGConfig, home(Secrets, "gh/")),
+	anchor(AnchorXDGConfig, home(Secrets, "github-copilot/")),
+	linux(anchor(AnchorXDGConfig, home(Secrets, "BraveSoftware/"))), linux(anchor(AnchorXDGConfig, home(Secrets, "chromium/"))),
+	linux(anchor(AnchorXDGConfig, home(Secrets, "google-chrome/"))), linux(anchor(AnchorXDGConfig, home(Secrets, "microsoft-edge/"))),
+	linux(anchor(AnchorXDGConfig, home(Secrets, "vivaldi/"))),
+	linux(anchor(AnchorXDGConfig, home(TrustHandoff, "autostart/"))), linux(anchor(AnchorXDGConfig, home(TrustHandoff, "systemd/user/"))),
+	anchor(AnchorXDGConfig, home(TrustHandoff, "environment.d/")),
 	anchor(AnchorZDotDir, home(TrustHandoff, ".zlogin")), anchor(AnchorZDotDir, home(TrustHandoff, ".zlogout")),
 	anchor(AnchorZDotDir, home(TrustHandoff, ".zprofile")), anchor(AnchorZDotDir, home(TrustHandoff, ".zshenv")),
 	anchor(AnchorZDotDir, home(TrustHandoff, ".zshrc")),
@@ -202,6 +213,20 @@ func (p Protected) Place(env Env) (ProtectedPath, bool) {
 		return ProtectedPath{}, false
 	}
 	return ProtectedPath{Protected: p, Path: path.Join(base, p.Name)}, true
+}
+
+// Places returns where the entry lies in env: Place's path, and where a
+// link there leads (env.ProtectedAt), which the entry protects as well.
+func (p Protected) Places(env Env) []ProtectedPath {
+	pp, ok := p.Place(env)
+	if !ok {
+		return nil
+	}
+	out := []ProtectedPath{pp}
+	if to, ok := env.ProtectedAt[pp.Path]; ok && pp.Path != "" && to != pp.Path {
+		out = append(out, ProtectedPath{Protected: p, Path: to})
+	}
+	return out
 }
 
 // Covers reports whether the protected entry covers path q (kernel

@@ -272,11 +272,23 @@ func OpenRules(rules []PathRule, spell func(PathRule) (string, error)) (*Handles
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			hr.access &= fsFileRights
+		} else if r.Layer != LayerBase && r.Access&^fsFileRights == 0 {
+			// A file's rights on a directory reach every file beneath it:
+			// a literal rule or a file grant must not become a tree.
+			h.Close()
+			return nil, fmt.Errorf("%s: %w", p, ErrLiteralDirectory)
 		}
 		h.rules = append(h.rules, hr)
 	}
 	return h, nil
 }
+
+// ErrLiteralDirectory is a rule for one file (a Literal rule, a file
+// grant) that names a directory: Landlock's file rights on a directory
+// apply to every file beneath it, while the rule means the directory
+// alone (as Seatbelt's literal filter does), so it is refused. Name the
+// tree with Read, ReadWrite or Exec instead.
+var ErrLiteralDirectory = errors.New("a rule for one file names a directory, whose file rights on Linux would reach every file beneath it; use a tree rule (Read, ReadWrite, Exec)")
 
 // baseFD is a base rule's descriptor, shared by the Handles holding it and
 // closed by its cleanup once none does.

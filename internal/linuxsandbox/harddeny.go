@@ -60,9 +60,7 @@ func newHardDeny(p profile.Policy, env profile.Env) *hardDeny {
 		if p.Waived(e.Class) {
 			continue
 		}
-		if pp, ok := e.Place(env); ok {
-			h.entries = append(h.entries, pp)
-		}
+		h.entries = append(h.entries, e.Places(env)...)
 	}
 	return h
 }

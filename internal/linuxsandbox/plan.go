@@ -143,6 +143,9 @@ type Env struct {
 	// (kernel spellings, "" = unset), whose files the trust-handoff class
 	// protects too.
 	ZDotDir, XDGConfigHome string
+	// ProtectedAt maps hard-deny table paths that are links to their
+	// kernel spellings (profile.Env.ProtectedAt).
+	ProtectedAt map[string]string
 	// Accept lists the gaps the caller accepts.
 	Accept []Gap
 	// ABI is the Landlock ABI to plan for (the kernel's); 0 means MaxABI.
@@ -211,7 +214,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	// Hard-deny classes: a rule loses the rights a class refuses on the
 	// protected path it lies at or beneath; a protected path inside an
 	// allowed tree is a gap.
-	hd := newHardDeny(p, profile.Env{Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome})
+	hd := newHardDeny(p, profile.Env{Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt})
 	pl.hd = hd
 	for _, r := range p.FSRules() {
 		a := FSAccess(0)
