@@ -41,10 +41,11 @@ func FuzzIsSecret(f *testing.F) {
 		f.Add(s, s)
 	}
 	f.Fuzz(func(t *testing.T, name, value string) {
-		if cage.IsSecret(name) != cage.IsSecret(strings.ToUpper(name)) || cage.IsSecret(name) != cage.IsSecret(strings.ToLower(name)) {
-			if strings.ToUpper(strings.ToLower(name)) == strings.ToUpper(name) {
-				t.Errorf("IsSecret(%q) depends on case", name)
-			}
+		// Where lower-casing keeps the upper-case spelling (not so for
+		// some runes), the verdict must not change.
+		lower, upper := strings.ToLower(name), strings.ToUpper(name)
+		if same := strings.ToUpper(lower); same == upper && (cage.IsSecret(lower) != cage.IsSecret(name) || cage.IsSecret(upper) != cage.IsSecret(name)) {
+			t.Errorf("IsSecret(%q) depends on case", name)
 		}
 		if !cage.IsSecret(name+"_TOKEN") || !cage.IsSecret(name+"_PASSWORD") {
 			t.Errorf("%q with a secret suffix passes", name)

@@ -339,17 +339,6 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	return pl, nil
 }
 
-// covering returns the first rule granting any of want on a tree that
-// contains (or is) p.
-func covering(rules []PathRule, p string, want FSAccess) (PathRule, bool) {
-	for _, r := range rules {
-		if r.Access&want != 0 && within(p, r.Path) {
-			return r, true
-		}
-	}
-	return PathRule{}, false
-}
-
 // within reports whether p is dir or lies beneath it.
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
