@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"github.com/procage-go/procage/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,29 +19,7 @@ import (
 	"github.com/procage-go/procage/profile"
 )
 
-// openPTY opens a pseudo-terminal pair (pts(4): /dev/ptmx, TIOCSPTLCK to
-// unlock, TIOCGPTN for the slave's number).
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return m, s
-}
+func openPTY(t *testing.T) (master, slave *os.File) { return testenv.OpenPTY(t) }
 
 // TestLinuxTerminalStdio: a spawn whose stdio is a terminal runs and uses
 // it (Landlock does not check descriptors opened before the ruleset); it

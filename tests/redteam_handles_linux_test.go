@@ -11,9 +11,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/procage-go/procage/internal/testenv"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -267,26 +267,8 @@ func TestLinuxEscapeCageReopensPolicyPath(t *testing.T) {
 	}
 }
 
-// openPTYSlave opens a pseudo-terminal pair through /dev/ptmx and returns
-// its terminal side.
+// openPTYSlave returns the terminal side of a new pseudo-terminal pair.
 func openPTYSlave(t *testing.T) *os.File {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	_, s := testenv.OpenPTY(t)
 	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/procage-go/procage/internal/testenv"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,30 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal pair the way posix_openpt(3),
-// grantpt(3) and unlockpt(3) do on Linux: open /dev/ptmx, clear the lock
-// (TIOCSPTLCK), and open the slave TIOCGPTN names (pts(4)).
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return m, s
-}
+func openPTY(t *testing.T) (master, slave *os.File) { return testenv.OpenPTY(t) }
 
 // procageCmd is procage itself (this test binary, see TestMain) with args.
 func procageCmd(args ...string) *exec.Cmd {
