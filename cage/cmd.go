@@ -97,6 +97,8 @@ type run struct {
 	pid     int
 	marker  string // "" unless the policy forks
 	tempDir string
+	// tempMade is tempDir as created, so that removal touches it only.
+	tempMade os.FileInfo
 
 	mu     sync.Mutex
 	waited bool // set before the child is reaped
@@ -289,7 +291,7 @@ func (cmd *Cmd) Wait() error {
 	cmd.parentIOPipes = nil
 	var tempErr error
 	if r.tempDir != "" {
-		tempErr = removeTemp(r.tempDir)
+		tempErr = removeTemp(r.tempDir, r.tempMade)
 	}
 	if endErr != nil || tempErr != nil {
 		// errors.Is/As still find each.

@@ -25,13 +25,17 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	r := &run{}
 	defer func() {
 		if err != nil && r.tempDir != "" {
-			err = errors.Join(err, removeTemp(r.tempDir))
+			err = errors.Join(err, removeTemp(r.tempDir, r.tempMade))
 		}
 	}()
 	var extraEnv []string
 	if c.cfg.privateTemp {
 		dir, g, err := c.privateTemp()
 		if err != nil {
+			return err
+		}
+		if r.tempMade, err = os.Lstat(dir); err != nil {
+			os.Remove(dir)
 			return err
 		}
 		r.tempDir = dir
@@ -179,14 +183,29 @@ func (c *Cage) privateTemp() (string, grant, error) {
 	return dir, grant{path: dir, write: true}, nil
 }
 
+// errTempReplaced: the run moved its temporary directory away and put
+// something else at its path; the moved directory cannot be found.
+var errTempReplaced = errors.New("the run replaced it (moved it away); what is at its path now was left alone")
+
 // removeTemp removes a run's private temporary directory, which the run
 // may have left with directories it cannot list or empty (chmod 0 needs no
 // privilege on one's own files): each directory gets u+rwx back first, the
 // parent before what is in it. os.Root keeps the walk inside dir, so a
 // symbolic link the run planted is never followed out of it. A failure is
 // a *TempDirError, never ignored.
-func removeTemp(dir string) error {
-	// dir itself is procage's: the run can change its mode, not replace it.
+func removeTemp(dir string, made os.FileInfo) error {
+	// The run can write dir's parent (a writable TMPDIR tree) and so rename
+	// dir away and plant a link in its place: nothing at dir is touched
+	// unless it is still the directory procage made (the run has ended, so
+	// nothing swaps it now). A link is removed, never followed.
+	if fi, err := os.Lstat(dir); err != nil {
+		return &TempDirError{Path: dir, Err: err}
+	} else if !os.SameFile(fi, made) {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			os.Remove(dir)
+		}
+		return &TempDirError{Path: dir, Err: errTempReplaced}
+	}
 	_ = os.Chmod(dir, 0o700)
 	if root, err := os.OpenRoot(dir); err == nil {
 		_ = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {

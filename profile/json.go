@@ -289,7 +289,13 @@ func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type, depth int
 	if depth > maxJSONDepth && start < int64(len(l.data)) && (l.data[start] == '[' || l.data[start] == '{') {
 		return &Error{Err: fmt.Errorf("arrays and objects nested deeper than %d levels", maxJSONDepth), pos: start + 1}
 	}
-	l.at[path] = start
+	// Below a value whose type is not checked (t nil: inside a field of
+	// another type, which encoding/json reports at that field) no path is
+	// recorded or built: a long key over a long array would otherwise cost
+	// memory quadratic in the document's size again.
+	if t != nil {
+		l.at[path] = start
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return l.syntax(err, start)
@@ -305,7 +311,9 @@ func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type, depth int
 			}
 			key := tok.(string)
 			field := key
-			if path != "" {
+			if t == nil {
+				field = ""
+			} else if path != "" {
 				field = path + "." + key
 			}
 			if seen[key] {
@@ -326,7 +334,11 @@ func (l *locator) walk(dec *json.Decoder, path string, t reflect.Type, depth int
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := l.walk(dec, fmt.Sprintf("%s[%d]", path, i), elem, depth+1); err != nil {
+			elemPath := ""
+			if elem != nil {
+				elemPath = fmt.Sprintf("%s[%d]", path, i)
+			}
+			if err := l.walk(dec, elemPath, elem, depth+1); err != nil {
 				return err
 			}
 		}
