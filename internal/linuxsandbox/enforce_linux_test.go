@@ -46,7 +46,14 @@ func hold(t *testing.T, rules []PathRule) *Handles {
 // exit status; err is Start's error.
 func spawn(t *testing.T, pl *Plan, rules []PathRule, argv ...string) (string, syscall.WaitStatus, error) {
 	t.Helper()
-	rs, err := BuildRuleset(pl, hold(t, rules))
+	return spawnHeld(t, pl, hold(t, rules), rules, argv...)
+}
+
+// spawnHeld is spawn with the ruleset built from held handles; rules are
+// what the child's calls check (listing).
+func spawnHeld(t *testing.T, pl *Plan, held *Handles, rules []PathRule, argv ...string) (string, syscall.WaitStatus, error) {
+	t.Helper()
+	rs, err := BuildRuleset(pl, held)
 	if err != nil {
 		t.Fatal(err)
 	}

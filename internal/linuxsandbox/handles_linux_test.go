@@ -192,20 +192,7 @@ func TestEnforceHeldRulesBindInodes(t *testing.T) {
 	if err := os.Symlink(secretDir, d); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := BuildRuleset(pl, held)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rs.Close()
-	prog, err := BuildProgram(pl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, err := NewCalls(pl, rs, prog, pl.Rules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, ws, err := spawnCalls(t, calls, "/bin/sh", "-c", "cat "+secret+"; cat "+d+"/secret; cat "+d+".old/f")
+	out, ws, err := spawnHeld(t, pl, held, pl.Rules, "/bin/sh", "-c", "cat "+secret+"; cat "+d+"/secret; cat "+d+".old/f")
 	if err != nil {
 		t.Fatal(err)
 	}

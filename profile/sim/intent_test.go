@@ -46,15 +46,21 @@ const intentHome = "/Users/tm"
 
 func lowerIntent(t testing.TB, opts ...profile.Option) *sbpl.Profile {
 	t.Helper()
+	return lowerEnv(t, profile.Env{Home: intentHome}, opts...).Profile
+}
+
+// lowerEnv builds a Base V1 policy with opts and lowers it with env.
+func lowerEnv(t testing.TB, env profile.Env, opts ...profile.Option) *profile.Plan {
+	t.Helper()
 	p, err := profile.New(profile.BaseV1, opts...)
 	if err != nil {
 		t.Fatalf("profile.New: %v", err)
 	}
-	plan, err := profile.Lower(p, profile.Env{Home: intentHome})
+	plan, err := profile.Lower(p, env)
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
 	}
-	return plan.Profile
+	return plan
 }
 
 // TestIntentReadExtension: a path granted per spawn as a read grant

@@ -16,14 +16,7 @@ import (
 // op on file.
 func rt19Check(t *testing.T, what string, env profile.Env, file string, ops []string, opts ...profile.Option) {
 	t.Helper()
-	p, err := profile.New(profile.BaseV1, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := profile.Lower(p, env)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := lowerEnv(t, env, opts...)
 	for _, op := range ops {
 		open := 0
 		var first sim.Decision

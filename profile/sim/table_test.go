@@ -20,17 +20,7 @@ func TestProtectedTableOnSimulator(t *testing.T) {
 	if len(cases) < 60 {
 		t.Fatalf("only %d table entries placed", len(cases))
 	}
-	lower := func(opts ...profile.Option) *profile.Plan {
-		p, err := profile.New(profile.BaseV1, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan, err := profile.Lower(p, env)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return plan
-	}
+	lower := func(opts ...profile.Option) *profile.Plan { return lowerEnv(t, env, opts...) }
 	ext := lower() // a spawn grant adds only an extension to the base profile
 	for _, c := range cases {
 		ops := []string{"file-write-data", "file-write-create", "file-write-unlink"}
