@@ -8,7 +8,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -56,7 +56,7 @@ func TestLinuxOldABI(t *testing.T) {
 // /usr/local is refused; the system's own links (/bin -> usr/bin, and
 // /etc/localtime out of a tree the policy only reads) pass.
 func TestLinuxBaseLinkInWritableTree(t *testing.T) {
-	fsys := pathresolvetest.New()
+	fsys := macfs.New()
 	for _, d := range []string{"/usr/bin", "/usr/local", "/usr/share/zoneinfo", "/etc", "/home/me", "/srv"} {
 		if err := fsys.MkdirAll(d); err != nil {
 			t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sim"
 )
@@ -611,7 +611,7 @@ func TestZDotDirProtected(t *testing.T) {
 // A link planted by one run does not redirect a later policy path or
 // grant (issue 12 item 3): proj/build/cache -> the home directory.
 func TestPlantedLinkRefused(t *testing.T) {
-	const home = pathresolvetest.Home
+	const home = macfs.Home
 	fsys := simFS(t)
 	if err := fsys.MkdirAll(home + "/project/build"); err != nil {
 		t.Fatal(err)
@@ -663,7 +663,7 @@ func TestPlantedLinkRefused(t *testing.T) {
 // Red team of issue 12: a tree the Seatbelt layer lets the child write is a
 // tree a child could plant a link in, like a policy tree.
 func TestPlantedLinkInSeatbeltTree(t *testing.T) {
-	const home = pathresolvetest.Home
+	const home = macfs.Home
 	fsys := simFS(t)
 	for _, d := range []string{home + "/project", home + "/tmpl", "/Volumes/ext/data"} {
 		if err := fsys.MkdirAll(d); err != nil {

@@ -8,13 +8,13 @@ import (
 	"strings"
 
 	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 )
 
 // A simulated macOS file system makes the output the same on every OS.
 func exampleFS() cage.Option {
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	return cage.WithFS(fsys, fsys.Firmlinks())
 }
 
@@ -24,7 +24,7 @@ func ExampleNew() {
 		log.Fatal(err)
 	}
 	// The simulated file system is macOS's, so plan for macOS.
-	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(pathresolvetest.Home))
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(macfs.Home))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func ExampleCage_Plan() {
 		log.Fatal(err)
 	}
 	// The macOS plan, previewed from any OS.
-	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(pathresolvetest.Home))
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS), exampleFS(), cage.WithHome(macfs.Home))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func ExampleCage_Rewrites() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := cage.New(policy, exampleFS(), cage.WithHome(pathresolvetest.Home))
+	c, err := cage.New(policy, exampleFS(), cage.WithHome(macfs.Home))
 	if err != nil {
 		log.Fatal(err)
 	}

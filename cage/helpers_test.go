@@ -6,7 +6,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/libsandbox"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -38,9 +38,9 @@ func (c *countingCompiler) count() int {
 
 // simFS returns a simulated macOS tree with a case-sensitive volume at
 // /Volumes/CS holding a file and a socket path's directory.
-func simFS(tb testing.TB) *pathresolvetest.FS {
+func simFS(tb testing.TB) *macfs.FS {
 	tb.Helper()
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	if err := fsys.MountCaseSensitive("/Volumes/CS"); err != nil {
 		tb.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func simOpts(tb testing.TB, extra ...cage.Option) []cage.Option {
 	return append([]cage.Option{
 		cage.WithBackend(cage.BackendMacOS),
 		cage.WithFS(fsys, fsys.Firmlinks()),
-		cage.WithHome(pathresolvetest.Home),
+		cage.WithHome(macfs.Home),
 		cage.WithSandboxCheck(func() (bool, error) { return false, nil }),
 	}, extra...)
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/libsandbox"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 	"github.com/procage-go/procage/profile/sim"
@@ -24,9 +24,9 @@ func (fixedCompiler) Compile(string, []libsandbox.Param) ([]byte, error) {
 // homeFS is the simulated macOS tree with homes reachable under several
 // spellings: through the /var link, through a symbolic link of its own,
 // and through the data volume's firmlink.
-func homeFS(tb testing.TB) *pathresolvetest.FS {
+func homeFS(tb testing.TB) *macfs.FS {
 	tb.Helper()
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	for _, step := range []error{
 		fsys.MkdirAll("/private/var/users/me"),
 		fsys.Symlink("/Users/me", "/Users/alias"),
@@ -164,7 +164,7 @@ func TestCompileLimitBoundary(t *testing.T) {
 	fsys := homeFS(t)
 	opts := []cage.Option{
 		cage.WithFS(fsys, fsys.Firmlinks()),
-		cage.WithHome(pathresolvetest.Home),
+		cage.WithHome(macfs.Home),
 		cage.WithSandboxCheck(func() (bool, error) { return false, nil }),
 		cage.WithCompiler(fixedCompiler{}),
 	}

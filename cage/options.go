@@ -127,7 +127,7 @@ func WithEnv(p EnvPolicy) Option {
 }
 
 // WithFS resolves policy paths through fsys with the given firmlinks
-// instead of the host's file system; pathresolvetest provides a simulated
+// instead of the host's file system; macfs provides a simulated
 // macOS one, so with WithBackend(BackendMacOS) a Mac's plan can be
 // inspected on any OS. A spawn resolves its grants and an ExecTargetOnly
 // target through this view too.

@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 func Example() {
-	fsys := pathresolvetest.NewMacOS() // a simulated macOS file system
+	fsys := macfs.NewMacOS() // a simulated macOS file system
 	r := pathresolve.New(fsys, pathresolve.WithFirmlinks(fsys.Firmlinks()))
 	for _, p := range []string{"/tmp/build/out.log", "/System/Volumes/Data/Users/me"} {
 		res, err := r.Resolve(p)

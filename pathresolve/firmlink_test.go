@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 func TestParseFirmlinks(t *testing.T) {
@@ -25,7 +25,7 @@ func TestParseFirmlinks(t *testing.T) {
 }
 
 func TestParseFirmlinksSimFile(t *testing.T) {
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	data, err := fsys.ReadFile("/usr/share/firmlinks")
 	must(t, err)
 	got, err := pathresolve.ParseFirmlinks(strings.NewReader(string(data)))

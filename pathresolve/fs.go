@@ -6,7 +6,7 @@ import (
 )
 
 // FS is the view of the file system the resolver asks. [OS] is the host's;
-// pathresolvetest provides a simulated macOS one.
+// macfs provides a simulated macOS one.
 type FS interface {
 	// Lstat describes name without following a final symbolic link.
 	// Intermediate components are looked up as the kernel would.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 func FuzzResolve(f *testing.F) {
@@ -16,7 +16,7 @@ func FuzzResolve(f *testing.F) {
 		"/System/Volumes/Data/Users/me", "/system/volumes/data/private/tmp",
 		"/Users/me/proj/a.txt", "/Users/me/loopA", "/Users/me/skip/x", "/Users/me/dangling/y",
 		"/Users/me/Documents/up/z", "/Volumes/CS/src", "/Users/me/cs/x",
-		pathresolvetest.NFC("/Users/me/café.txt"), "/Users/me/Private/key",
+		macfs.NFC("/Users/me/café.txt"), "/Users/me/Private/key",
 		"", "rel", "//", "/a/../b", "/a/./b", "/a/", "/a\x00b", "/\xff\xfe",
 	} {
 		f.Add(s)

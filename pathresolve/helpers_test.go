@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 func must(tb testing.TB, err error) {
@@ -18,9 +18,9 @@ func must(tb testing.TB, err error) {
 
 // newMac returns the simulated macOS tree and a resolver that knows its
 // firmlinks.
-func newMac(tb testing.TB, opts ...pathresolve.Option) (*pathresolvetest.FS, *pathresolve.Resolver) {
+func newMac(tb testing.TB, opts ...pathresolve.Option) (*macfs.FS, *pathresolve.Resolver) {
 	tb.Helper()
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	opts = append([]pathresolve.Option{pathresolve.WithFirmlinks(fsys.Firmlinks())}, opts...)
 	return fsys, pathresolve.New(fsys, opts...)
 }

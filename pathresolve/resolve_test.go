@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 const (
@@ -22,7 +22,7 @@ func rw(from, to string, reason pathresolve.Reason, via string) pathresolve.Rewr
 
 // macTree is the simulated macOS tree plus the links and volumes the table
 // tests need.
-func macTree(tb testing.TB) (*pathresolvetest.FS, *pathresolve.Resolver) {
+func macTree(tb testing.TB) (*macfs.FS, *pathresolve.Resolver) {
 	tb.Helper()
 	fsys, r := newMac(tb)
 	must(tb, fsys.MkdirAll("/private/tmp/work"))
@@ -43,7 +43,7 @@ func macTree(tb testing.TB) (*pathresolvetest.FS, *pathresolve.Resolver) {
 	must(tb, fsys.MountCaseSensitive("/Volumes/CS"))
 	must(tb, fsys.WriteFile("/Volumes/CS/Src/main.go", nil))
 	must(tb, fsys.Symlink("/Volumes/CS/Src", "/Users/me/cs"))
-	must(tb, fsys.WriteFile(pathresolvetest.NFD("/Users/me/café.txt"), nil))
+	must(tb, fsys.WriteFile(macfs.NFD("/Users/me/café.txt"), nil))
 	must(tb, fsys.WriteFile("/Users/me/naïve.txt", nil))
 	return fsys, r
 }
@@ -81,23 +81,23 @@ func TestResolve(t *testing.T) {
 		},
 		{
 			name: "user temp dir under /var/folders",
-			in:   pathresolvetest.TempDir,
+			in:   macfs.TempDir,
 			want: pathresolve.Result{
-				Path:     pathresolvetest.KernelTempDir,
-				Rewrites: []pathresolve.Rewrite{rw(pathresolvetest.TempDir, pathresolvetest.KernelTempDir, sym, "/var")},
+				Path:     macfs.KernelTempDir,
+				Rewrites: []pathresolve.Rewrite{rw(macfs.TempDir, macfs.KernelTempDir, sym, "/var")},
 				Links:    []string{"/var"},
-				Volume:   pathresolvetest.KernelTempDir, Exists: true,
+				Volume:   macfs.KernelTempDir, Exists: true,
 			},
 		},
 		{
 			name: "file to be created in the user temp dir",
-			in:   pathresolvetest.TempDir + "/build/out.log",
+			in:   macfs.TempDir + "/build/out.log",
 			want: pathresolve.Result{
-				Path: pathresolvetest.KernelTempDir + "/build/out.log",
-				Rewrites: []pathresolve.Rewrite{rw(pathresolvetest.TempDir+"/build/out.log",
-					pathresolvetest.KernelTempDir+"/build/out.log", sym, "/var")},
+				Path: macfs.KernelTempDir + "/build/out.log",
+				Rewrites: []pathresolve.Rewrite{rw(macfs.TempDir+"/build/out.log",
+					macfs.KernelTempDir+"/build/out.log", sym, "/var")},
 				Links:  []string{"/var"},
-				Volume: pathresolvetest.KernelTempDir,
+				Volume: macfs.KernelTempDir,
 			},
 		},
 		{
@@ -252,19 +252,19 @@ func TestResolve(t *testing.T) {
 			// Spelling matrix, default volume: composed where the disk has the
 			// name decomposed covers the file; the spelling is kept.
 			name: "composed lookup of a decomposed name",
-			in:   pathresolvetest.NFC("/Users/me/café.txt"),
+			in:   macfs.NFC("/Users/me/café.txt"),
 			want: pathresolve.Result{
-				Path:   pathresolvetest.NFC("/Users/me/café.txt"),
-				Volume: pathresolvetest.NFC("/Users/me/café.txt"), Exists: true,
+				Path:   macfs.NFC("/Users/me/café.txt"),
+				Volume: macfs.NFC("/Users/me/café.txt"), Exists: true,
 			},
 		},
 		{
 			// Spelling matrix: ... and the reverse.
 			name: "decomposed lookup of a composed name",
-			in:   pathresolvetest.NFD("/Users/me/naïve.txt"),
+			in:   macfs.NFD("/Users/me/naïve.txt"),
 			want: pathresolve.Result{
-				Path:   pathresolvetest.NFD("/Users/me/naïve.txt"),
-				Volume: pathresolvetest.NFD("/Users/me/naïve.txt"), Exists: true,
+				Path:   macfs.NFD("/Users/me/naïve.txt"),
+				Volume: macfs.NFD("/Users/me/naïve.txt"), Exists: true,
 			},
 		},
 		{
@@ -388,7 +388,7 @@ func TestSymlinkLimit(t *testing.T) {
 		if limit == 0 {
 			limit = pathresolve.MaxSymlinks
 		}
-		fsys := pathresolvetest.New()
+		fsys := macfs.New()
 		must(t, fsys.MkdirAll("/d/end"))
 		// /d/c0 -> c1 -> ... -> c<limit> -> end: limit+1 links from c0.
 		for i := 0; i < limit; i++ {
@@ -432,7 +432,7 @@ func TestLinksDeduplicated(t *testing.T) {
 }
 
 func TestNoFirmlinksUnlessGiven(t *testing.T) {
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	r := pathresolve.New(fsys)
 	res, err := r.Resolve("/System/Volumes/Data/Users/me")
 	must(t, err)
@@ -442,7 +442,7 @@ func TestNoFirmlinksUnlessGiven(t *testing.T) {
 }
 
 func TestCaseSensitiveFirmlinkNotFolded(t *testing.T) {
-	fsys := pathresolvetest.New()
+	fsys := macfs.New()
 	must(t, fsys.MountCaseSensitive("/System/Volumes/Data"))
 	must(t, fsys.MkdirAll("/System/Volumes/Data/Users"))
 	must(t, fsys.MkdirAll("/System/Volumes/Data/users"))

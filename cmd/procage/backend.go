@@ -9,14 +9,14 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 // backend is the sandbox a plan is made for, and the file system its paths
 // are resolved against.
 type backend struct {
 	name string
-	// simulated is set when paths resolve against pathresolvetest's
+	// simulated is set when paths resolve against macfs's
 	// macOS file system rather than the host's.
 	simulated bool
 	opts      []cage.Option
@@ -62,11 +62,11 @@ func newBackend(name string) (*backend, error) {
 }
 
 // simulatedMac resolves paths against the macOS file system of
-// pathresolvetest: /tmp, /var and /etc link into /private, the data volume
+// macfs: /tmp, /var and /etc link into /private, the data volume
 // is joined by firmlinks, and the home directory is /Users/<name> for the
 // current user's name.
 func simulatedMac() (*backend, error) {
-	fsys := pathresolvetest.NewMacOS()
+	fsys := macfs.NewMacOS()
 	home := path.Join("/Users", macUserName())
 	if err := fsys.MkdirAll(home); err != nil {
 		return nil, fmt.Errorf("simulated home %s: %w", home, err)

@@ -1,4 +1,4 @@
-package pathresolvetest
+package macfs
 
 import (
 	"io/fs"
@@ -106,7 +106,7 @@ func NewMacOS() *FS {
 	f := New()
 	must := func(err error) {
 		if err != nil {
-			panic("pathresolvetest: building the macOS tree: " + err.Error())
+			panic("macfs: building the macOS tree: " + err.Error())
 		}
 	}
 	fl, err := pathresolve.ParseFirmlinks(strings.NewReader(FirmlinksText))

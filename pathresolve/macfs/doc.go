@@ -1,7 +1,8 @@
-// Package pathresolvetest provides an in-memory, macOS-like file system
-// implementing [pathresolve.FS], for tests in any package:
+// Package macfs is a simulated macOS file system: in memory,
+// implementing [pathresolve.FS]. The CLI resolves a macOS plan against it
+// off macOS, and tests in any package use it:
 //
-//	fsys := pathresolvetest.NewMacOS()
+//	fsys := macfs.NewMacOS()
 //	r := pathresolve.New(fsys, pathresolve.WithFirmlinks(fsys.Firmlinks()))
 //	res, _ := r.Resolve("/tmp/x") // res.Path == "/private/tmp/x"
 //
@@ -17,4 +18,4 @@
 // Latin-1 letters ([NFD], [NFC]); APFS folds more. ".." after a firmlink
 // returns the way it came. Nothing here is Seatbelt: it simulates lookups
 // only.
-package pathresolvetest
+package macfs

@@ -1,4 +1,4 @@
-package pathresolvetest_test
+package macfs_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/procage-go/procage/pathresolve/pathresolvetest"
+	"github.com/procage-go/procage/pathresolve/macfs"
 )
 
 func must(tb testing.TB, err error) {
@@ -19,21 +19,21 @@ func must(tb testing.TB, err error) {
 
 func TestNormalization(t *testing.T) {
 	composed := "/Users/me/café naïve Ågren Çà"
-	d := pathresolvetest.NFD(composed)
+	d := macfs.NFD(composed)
 	if d == composed || len([]rune(d)) != len([]rune(composed))+5 {
 		t.Fatalf("NFD(%q) = %q, want 5 letters decomposed", composed, d)
 	}
-	if got := pathresolvetest.NFC(d); got != composed {
+	if got := macfs.NFC(d); got != composed {
 		t.Errorf("NFC(NFD(%q)) = %q", composed, got)
 	}
-	if got := pathresolvetest.NFD("e\u0301"); got != "e\u0301" {
+	if got := macfs.NFD("e\u0301"); got != "e\u0301" {
 		t.Errorf("NFD of an already decomposed name changed it: %q", got)
 	}
 }
 
 func TestLookups(t *testing.T) {
-	f := pathresolvetest.NewMacOS()
-	must(t, f.WriteFile(pathresolvetest.NFD("/Users/me/Café"), nil))
+	f := macfs.NewMacOS()
+	must(t, f.WriteFile(macfs.NFD("/Users/me/Café"), nil))
 	must(t, f.MountCaseSensitive("/Volumes/CS"))
 	must(t, f.WriteFile("/Volumes/CS/File", nil))
 	must(t, f.Symlink("loop", "/Users/me/loop"))
@@ -93,7 +93,7 @@ func TestLookups(t *testing.T) {
 }
 
 func TestMutationErrors(t *testing.T) {
-	f := pathresolvetest.NewMacOS()
+	f := macfs.NewMacOS()
 	if err := f.Symlink("x", "/tmp"); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("Symlink over /tmp = %v, want EEXIST", err)
 	}
@@ -112,7 +112,7 @@ func TestMutationErrors(t *testing.T) {
 }
 
 func TestCreateThroughLinksAndFirmlinks(t *testing.T) {
-	f := pathresolvetest.NewMacOS()
+	f := macfs.NewMacOS()
 	must(t, f.WriteFile("/tmp/a", []byte("hi"))) // lands in /private/tmp
 	for _, p := range []string{"/private/tmp/a", "/System/Volumes/Data/private/tmp/a"} {
 		got, err := f.ReadFile(p)
@@ -123,7 +123,7 @@ func TestCreateThroughLinksAndFirmlinks(t *testing.T) {
 }
 
 func TestCalls(t *testing.T) {
-	f := pathresolvetest.NewMacOS()
+	f := macfs.NewMacOS()
 	f.ResetCalls()
 	f.Lstat("/tmp")
 	f.Lstat("/tmp")

@@ -1,4 +1,4 @@
-package pathresolvetest
+package macfs
 
 import "strings"
 
