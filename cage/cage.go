@@ -51,14 +51,15 @@ type Cage struct {
 //  2. it resolves every policy path, and the user's home directory, to the
 //     spelling the kernel matches and records each rewrite ([Cage.Rewrites]);
 //     for the macOS backend an allow-type rule on a case-sensitive volume
-//     is a [*CaseSensitiveError];
+//     is refused ([ErrCaseSensitive]);
 //  3. it lowers the policy for its backend ([Cage.Plan]); for macOS, more
-//     rules than the compile limit is a [*LimitError];
+//     rules than the compile limit is refused ([ErrTooManyRules]);
 //  4. for the host's backend it prepares what every spawn reuses: on macOS
 //     it compiles the profile once and caches the bytecode (a profile
-//     libsandbox rejects is a [*CompileError]); a forking or ExecTargetOnly
-//     policy binds per-spawn parameters, so it is compiled on each spawn
-//     instead (the first compile happens here, to report errors early).
+//     libsandbox rejects is refused, [ErrProfileRejected]); a forking or
+//     ExecTargetOnly policy binds per-spawn parameters, so it is compiled
+//     on each spawn instead (the first compile happens here, to report
+//     errors early).
 //
 // A cage for another OS's backend does steps 2 and 3 only, so a plan can
 // be inspected anywhere; spawning from it fails with an [*UnsupportedError].
@@ -108,7 +109,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 
 	c := &Cage{policy: policy, cfg: cfg}
 	if err := c.resolve(); err != nil {
-		return nil, err
+		return nil, policyError(err)
 	}
 	env := profile.Env{
 		Resolved:      c.resolvedMap,
@@ -131,13 +132,13 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		}
 		p, err := planSeatbelt(policy, env, comp)
 		if err != nil {
-			return nil, err
+			return nil, policyError(err)
 		}
 		c.planned = p
 	case BackendLinux:
 		p, err := planLinux(policy, env, cfg.accept, 0)
 		if err != nil {
-			return nil, err
+			return nil, policyError(err)
 		}
 		c.planned = p
 	}
@@ -152,7 +153,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	case host:
 		be, err := hostEnforce(c, c.planned)
 		if err != nil {
-			return nil, err
+			return nil, policyError(err)
 		}
 		c.be = be
 	default:
@@ -214,7 +215,7 @@ func (c *Cage) resolve() error {
 			return err // a *pathresolve.PathError naming the path
 		}
 		if res.CaseSensitive && allows[p] && refuseCaseSensitive {
-			return &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
+			return &pathresolve.CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
 		c.resolvedMap[p] = res.Path
 		results[p] = res

@@ -73,14 +73,17 @@ func TestNewCaseSensitive(t *testing.T) {
 				}
 				return
 			}
-			var cse *cage.CaseSensitiveError
+			var cse *pathresolve.CaseSensitiveError
+			if pe, ok := errors.AsType[*cage.PolicyError](err); !ok || pe.Kind != cage.ErrCaseSensitive || pe.Path != tt.wantPath {
+				t.Errorf("New: got %#v, want a *PolicyError of kind ErrCaseSensitive for %s", err, tt.wantPath)
+			}
 			if !errors.As(err, &cse) {
 				t.Fatalf("New: got %v, want *CaseSensitiveError", err)
 			}
 			if !errors.Is(err, pathresolve.ErrCaseSensitive) {
 				t.Errorf("errors.Is(err, ErrCaseSensitive) = false for %v", err)
 			}
-			want := cage.CaseSensitiveError{Path: tt.wantPath, Volume: tt.wantVolume}
+			want := pathresolve.CaseSensitiveError{Path: tt.wantPath, Volume: tt.wantVolume}
 			if diff := cmp.Diff(want, *cse); diff != "" {
 				t.Errorf("CaseSensitiveError (-want +got):\n%s", diff)
 			}
@@ -112,7 +115,7 @@ func TestGrantOnCaseSensitiveVolume(t *testing.T) {
 	cmd := c.Command(t.Context(), "/usr/bin/true")
 	cmd.Grants = []cage.Grant{{Path: "/Volumes/CS/proj", Write: true}}
 	err = cmd.Start()
-	var cse *cage.CaseSensitiveError
+	var cse *pathresolve.CaseSensitiveError
 	if !errors.As(err, &cse) {
 		t.Fatalf("Start with a grant on a case-sensitive volume: got %v, want *CaseSensitiveError", err)
 	}
@@ -124,13 +127,12 @@ func TestGrantOnCaseSensitiveVolume(t *testing.T) {
 func TestNewLimit(t *testing.T) {
 	comp := &countingCompiler{}
 	_, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(comp), cage.WithCompileLimit(3))...)
-	var le *cage.LimitError
+	var le *profile.LimitError
 	if !errors.As(err, &le) {
 		t.Fatalf("New over the limit: got %v, want *LimitError", err)
 	}
-	var ple *profile.LimitError
-	if !errors.As(err, &ple) {
-		t.Errorf("errors.As(err, *profile.LimitError) = false")
+	if pe, ok := errors.AsType[*cage.PolicyError](err); !ok || pe.Kind != cage.ErrTooManyRules || !errors.Is(err, cage.ErrTooManyRules) {
+		t.Errorf("New over the limit: %v, want a *PolicyError of kind ErrTooManyRules", err)
 	}
 	if le.Limit != 3 || le.Rules <= 3 {
 		t.Errorf("LimitError = %+v, want Limit 3 and more than 3 rules", *le)
@@ -148,18 +150,18 @@ func TestNewLimit(t *testing.T) {
 func TestNewCompileError(t *testing.T) {
 	comp := &countingCompiler{err: &libsandbox.CompileError{Message: "unbound variable: frobnicate"}}
 	_, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(comp))...)
-	var ce *cage.CompileError
-	if !errors.As(err, &ce) {
-		t.Fatalf("New with a rejected profile: got %v, want *CompileError", err)
+	pe, ok := errors.AsType[*cage.PolicyError](err)
+	if !ok || pe.Kind != cage.ErrProfileRejected || !errors.Is(err, cage.ErrProfileRejected) {
+		t.Fatalf("New with a rejected profile: got %v, want a *PolicyError of kind ErrProfileRejected", err)
 	}
-	if ce.Message != "unbound variable: frobnicate" {
-		t.Errorf("Message = %q, want libsandbox's message", ce.Message)
+	if want := "cage: libsandbox rejected the profile: unbound variable: frobnicate"; err.Error() != want {
+		t.Errorf("error = %q, want %q (libsandbox's message)", err, want)
 	}
 
 	other := errors.New("library gone")
 	_, err = cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{err: other}))...)
-	if !errors.Is(err, other) || errors.As(err, &ce) {
-		t.Errorf("New with a non-compile failure: got %v, want it wrapped and not a *CompileError", err)
+	if _, ok := errors.AsType[*cage.PolicyError](err); !errors.Is(err, other) || ok {
+		t.Errorf("New with a non-compile failure: got %v, want it wrapped and not a *PolicyError", err)
 	}
 }
 
@@ -533,7 +535,7 @@ func TestErrorsWrapOnce(t *testing.T) {
 	cmd.Grants = []cage.Grant{{Path: "rel"}}
 	grantErr := cmd.Start()
 	var pe *pathresolve.PathError
-	var le *cage.LimitError
+	var le *profile.LimitError
 	for name, tt := range map[string]struct {
 		err error
 		as  bool
@@ -627,9 +629,12 @@ func TestPlantedLinkRefused(t *testing.T) {
 	}
 	pol := mustPolicy(t, profile.ReadWrite(home+"/project"), profile.ReadWrite(home+"/project/build/cache"))
 	_, err := cage.New(pol, opts()...)
-	var le *cage.LinkError
-	if !errors.As(err, &le) || !errors.Is(err, pathresolve.ErrSuspectLink) || le.Link != home+"/project/build/cache" || le.Resolved != home {
+	var le *pathresolve.LinkError
+	if !errors.As(err, &le) || !errors.Is(err, cage.ErrSuspectLink) || le.Link != home+"/project/build/cache" || le.Resolved != home {
 		t.Fatalf("New through a planted link = %v, want a *LinkError naming the link", err)
+	}
+	if pe, ok := errors.AsType[*cage.PolicyError](err); !ok || pe.Kind != cage.ErrSuspectLink || pe.Path != home+"/project/build/cache" {
+		t.Errorf("New through a planted link = %#v, want a *PolicyError of kind ErrSuspectLink naming the policy path", err)
 	}
 	c, err := cage.New(pol, opts(cage.AcceptLink(home+"/project/build/cache"))...)
 	if err != nil {
@@ -692,7 +697,7 @@ func TestPlantedLinkInSeatbeltTree(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := cage.New(mustPolicy(t, profile.Seatbelt(tc.rules)), opts...)
-			var le *cage.LinkError
+			var le *pathresolve.LinkError
 			if !errors.As(err, &le) || le.Link != home+"/project/data" || !le.Writable {
 				t.Errorf("New = %v, want a *LinkError naming the link in a writable tree", err)
 			}
@@ -702,7 +707,7 @@ func TestPlantedLinkInSeatbeltTree(t *testing.T) {
 	// too, and a tree nothing grants still passes.
 	_, err := cage.New(mustPolicy(t, profile.Seatbelt(`(allow file-read* (subpath "`+home+`/tmpl"))
 (allow file-read* (subpath "`+home+`/tmpl/data"))`)), opts...)
-	var le *cage.LinkError
+	var le *pathresolve.LinkError
 	if !errors.As(err, &le) || le.Writable {
 		t.Errorf("read-only Seatbelt tree: New = %v, want a *LinkError (not writable)", err)
 	}

@@ -20,7 +20,7 @@ import (
 // Grant binds a path to one spawn: on macOS as a sandbox extension the
 // parent issues for the path's kernel spelling and the child consumes
 // after its profile applies. For the macOS backend a grant on a
-// case-sensitive volume is a [*CaseSensitiveError].
+// case-sensitive volume is refused ([ErrCaseSensitive]).
 type Grant struct {
 	Path  string // absolute
 	Write bool   // read-write; false: read-only
@@ -161,7 +161,9 @@ func (cmd *Cmd) absPath() (string, error) {
 // runs and Start returns an [*ApplyError]. Where the cage's backend cannot
 // be enforced (another OS's backend, no sandbox on this OS, a failed
 // [Probe]) Start returns an [*UnsupportedError] and nothing runs.
-func (cmd *Cmd) Start() error {
+func (cmd *Cmd) Start() error { return policyError(cmd.start()) }
+
+func (cmd *Cmd) start() error {
 	if cmd.cage == nil {
 		return errors.New("cage: Cmd not made by Cage.Command")
 	}
@@ -243,7 +245,8 @@ func (cmd *Cmd) Start() error {
 // run survived every kill round or could not be checked, the error also
 // wraps [ErrRunNotEnded] (test with errors.Is / errors.As): that is never
 // hidden behind the exit status. Likewise a private temporary directory
-// that could not be removed adds a [*TempDirError] ([ErrTempNotRemoved]).
+// that could not be removed adds [ErrTempNotRemoved], with an *fs.PathError
+// naming it.
 func (cmd *Cmd) Wait() error {
 	r := cmd.run
 	if r == nil {
@@ -552,7 +555,7 @@ func (c *Cage) resolveGrants(r *pathresolve.Resolver, gs []Grant) ([]grant, erro
 			return nil, err // a *pathresolve.PathError naming the grant
 		}
 		if res.CaseSensitive && c.cfg.backend == BackendMacOS {
-			return nil, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
+			return nil, &pathresolve.CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 		}
 		results, writes = append(results, res), append(writes, g.Write)
 		trees = append(trees, pathresolve.Tree{Path: res.Path, Writable: g.Write})

@@ -33,7 +33,7 @@
 //
 // A policy path or grant that resolves through a symbolic link inside a
 // tree the policy grants, leading out of that tree, or through a link
-// leading to its own ancestor, is a [*LinkError]: that is what a link a
+// leading to its own ancestor, is a [*PolicyError] of kind [ErrSuspectLink]: that is what a link a
 // caged child planted in an earlier run looks like (build/cache -> the
 // home directory). Accept a link you trust with [AcceptLink].
 //
@@ -62,8 +62,8 @@
 // the backend finds the run's other processes (a forking run's
 // descendants, wherever they went) and kills them, in up to 64 rounds
 // until none is found. Two runs of one cage end separately. What could not
-// be ended or checked is reported by Wait and Kill ([ErrRunNotEnded],
-// [*UncheckedError]), never hidden behind the exit status.
+// be ended or checked is reported by Wait and Kill ([ErrRunNotEnded]),
+// never hidden behind the exit status.
 //
 // [Cmd] has os/exec's StdinPipe, StdoutPipe, StderrPipe, ExtraFiles,
 // WaitDelay (with exec.ErrWaitDelay), Cancel and Environ, and resolves a
@@ -94,9 +94,9 @@
 // profile (a nested profile would fail or be ignored: run the program
 // outside the outer sandbox). Seatbelt matches paths case-insensitively on
 // every volume, so an allow-type rule or grant on a case-sensitive volume
-// is a [*CaseSensitiveError]. A profile over the compile limit is a
-// [*LimitError] ([WithCompileLimit]); one libsandbox rejects is a
-// [*CompileError]. A forking run's processes are found by asking each of
+// is refused ([ErrCaseSensitive]). A profile over the compile limit is
+// refused ([ErrTooManyRules], [WithCompileLimit]), and so is one
+// libsandbox rejects ([ErrProfileRejected]). A forking run's processes are found by asking each of
 // the user's processes whether its sandbox allows the run's marker and
 // denies a sibling name.
 //
@@ -131,12 +131,19 @@
 //
 // # Errors
 //
-// [ErrAlreadySandboxed], [*CaseSensitiveError], [*LinkError], [*LimitError],
-// [*CompileError], [*GapError] (Linux), [*ApplyError] (errors.Is(err,
-// fs.ErrPermission) for a
-// denied step), [*UnsupportedError] (errors.Is(err,
-// errors.ErrUnsupported)), [ErrRunNotEnded] and [*UncheckedError]; a
-// target's non-zero exit is an *exec.ExitError. Error strings are short
+// Four types and a few sentinels cover every refusal:
+//
+//   - [*PolicyError]: New or Start refuses the policy, an option or a
+//     grant; its Kind ([ErrSuspectLink], [ErrCaseSensitive],
+//     [ErrTooManyRules], [ErrProfileRejected], [ErrGap]) matches with
+//     errors.Is;
+//   - [*ApplyError]: the child failed a set-up step and the target never
+//     ran (errors.Is(err, fs.ErrPermission) for a denied step);
+//   - [*UnsupportedError]: this host cannot cage (errors.Is(err,
+//     errors.ErrUnsupported));
+//   - [ErrAlreadySandboxed], [ErrRunNotEnded] and [ErrTempNotRemoved].
+//
+// A target's non-zero exit is an *exec.ExitError. Error strings are short
 // and fixed; test with errors.Is and errors.As, never with message text.
 //
 // # Limitations

@@ -3,6 +3,7 @@ package cage
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,61 +21,95 @@ var ErrAlreadySandboxed = errors.New("cage: already sandboxed")
 
 // ErrRunNotEnded is returned (wrapped) by [Cmd.Wait] and [Cmd.Kill] when
 // processes of a run were still found after every kill round, or could not
-// be checked ([*UncheckedError]): the run may not have ended.
+// be checked (the error names their process IDs): the run may not have
+// ended.
 var ErrRunNotEnded = errors.New("cage: run not ended")
 
 // ErrTempNotRemoved is matched (errors.Is) by the error [Cmd.Wait] returns
 // when the run's private temporary directory ([WithPrivateTemp]) could not
-// be removed; the error is a [*TempDirError] naming it.
+// be removed; errors.As finds an *fs.PathError naming it.
 var ErrTempNotRemoved = errors.New("cage: private temporary directory not removed")
 
-// TempDirError reports a private temporary directory that outlived its
-// run: removing it failed even after every directory in it was made
-// accessible again, so it and what the run left there remain. Wait joins
-// it to the run's own error (an *exec.ExitError stays reachable through
-// errors.As); errors.Is(err, ErrTempNotRemoved) holds.
-type TempDirError struct {
-	Path string
-	Err  error
+// tempDirError is Wait's report of a private temporary directory that
+// outlived its run: removing it failed even after every directory in it was
+// made accessible again. errors.Is(err, ErrTempNotRemoved) holds and
+// errors.As finds the *fs.PathError naming the directory.
+func tempDirError(dir string, err error) error {
+	return fmt.Errorf("%w: %w", ErrTempNotRemoved, &fs.PathError{Op: "remove", Path: dir, Err: err})
 }
 
-func (e *TempDirError) Error() string {
-	return "cage: private temporary directory " + e.Path + " not removed: " + e.Err.Error()
+// The kinds of [*PolicyError]: errors.Is(err, kind) holds for its kind.
+var (
+	// ErrSuspectLink: a policy path or grant resolves through a symbolic
+	// link a caged child could have planted (inside a tree the policy
+	// grants, leading out of it, or to its own ancestor). Accept a link
+	// you trust with [AcceptLink]. errors.As finds the
+	// *pathresolve.LinkError with the link and where it leads.
+	ErrSuspectLink = pathresolve.ErrSuspectLink
+	// ErrCaseSensitive: an allow rule, allowed Unix socket, Seatbelt-layer
+	// allow or grant names a path on a case-sensitive volume, for the
+	// macOS backend. Seatbelt matches paths case-insensitively on every
+	// volume, so the rule would also allow the name's case variants, which
+	// are other files there.
+	ErrCaseSensitive = pathresolve.ErrCaseSensitive
+	// ErrTooManyRules: a macOS profile has more rules than the compile
+	// limit ([WithCompileLimit]); libsandbox aborts its caller on very
+	// large profiles, so the count is checked before anything is compiled.
+	ErrTooManyRules = errors.New("cage: more rules than the compile limit")
+	// ErrProfileRejected: libsandbox rejected the profile (macOS); the
+	// Seatbelt-layer rules of the policy are the usual cause.
+	ErrProfileRejected = errors.New("cage: libsandbox rejected the profile")
+	// ErrGap: the Linux backend cannot enforce parts of the policy
+	// ([PolicyError.Gaps]) and the caller did not accept them
+	// ([AcceptGaps]).
+	ErrGap = errors.New("cage: the Linux backend cannot enforce part of the policy")
+)
+
+// PolicyError reports a policy, option or grant a cage refuses before
+// anything runs. Kind is one of [ErrSuspectLink], [ErrCaseSensitive],
+// [ErrTooManyRules], [ErrProfileRejected] and [ErrGap]; errors.Is(err,
+// Kind) holds, and Err, the detail, is reachable with errors.As (for
+// example a *pathresolve.LinkError or a *profile.GapError).
+type PolicyError struct {
+	Kind error
+	Path string            // the path concerned (ErrSuspectLink, ErrCaseSensitive), else ""
+	Gaps []GapPart         // the parts Linux cannot enforce (ErrGap)
+	Err  error             // the detail
 }
 
-// Is reports ErrTempNotRemoved as a match.
-func (e *TempDirError) Is(target error) bool { return target == ErrTempNotRemoved }
-
-// Unwrap returns the removal's error.
-func (e *TempDirError) Unwrap() error { return e.Err }
-
-// CaseSensitiveError reports an allow rule, allowed Unix socket,
-// Seatbelt-layer allow or grant naming a path on a case-sensitive volume,
-// for the macOS backend. Seatbelt matches paths case-insensitively on every
-// volume, so the rule would also allow the name's case variants, which are
-// other files there. errors.Is(err, pathresolve.ErrCaseSensitive) holds.
-type CaseSensitiveError = pathresolve.CaseSensitiveError
-
-// LinkError reports a policy path or grant that resolves through a
-// symbolic link a caged child could have planted: a link inside a tree the
-// policy grants that leads out of it, or one that leads to its own
-// ancestor. Accept a link you trust with [AcceptLink].
-// errors.Is(err, pathresolve.ErrSuspectLink) holds.
-type LinkError = pathresolve.LinkError
-
-// LimitError reports a macOS profile with more rules than the compile
-// limit ([WithCompileLimit], default [profile.DefaultLimit]): libsandbox
-// aborts its caller on very large profiles, so the count is checked first.
-type LimitError = profile.LimitError
-
-// CompileError reports a profile libsandbox rejected (macOS backend), with
-// its message. The Seatbelt-layer rules of the policy are the usual cause.
-type CompileError struct {
-	Message string
+func (e *PolicyError) Error() string {
+	if le, ok := e.Err.(*profile.LimitError); ok {
+		return fmt.Sprintf("cage: the profile has %d rules, more than the compile limit of %d", le.Rules, le.Limit)
+	}
+	return "cage: " + e.Err.Error()
 }
 
-func (e *CompileError) Error() string {
-	return "cage: libsandbox rejected the profile: " + e.Message
+// Unwrap returns Kind and Err.
+func (e *PolicyError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// policyError returns err as a *PolicyError if it is one of the refusals
+// PolicyError kinds name, else err unchanged. It is applied where New and
+// Start return, so every such refusal has one type.
+func policyError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*PolicyError](err); ok {
+		return err
+	}
+	if le, ok := errors.AsType[*pathresolve.LinkError](err); ok {
+		return &PolicyError{Kind: ErrSuspectLink, Path: le.Path, Err: le}
+	}
+	if ce, ok := errors.AsType[*pathresolve.CaseSensitiveError](err); ok {
+		return &PolicyError{Kind: ErrCaseSensitive, Path: ce.Path, Err: ce}
+	}
+	if ge, ok := errors.AsType[*GapError](err); ok {
+		return &PolicyError{Kind: ErrGap, Gaps: ge.Parts, Err: ge}
+	}
+	if le, ok := errors.AsType[*profile.LimitError](err); ok {
+		return &PolicyError{Kind: ErrTooManyRules, Err: le}
+	}
+	return err
 }
 
 // Step names one stage of the caged child's set-up, in the order the child
@@ -149,31 +184,17 @@ func (e *UnsupportedError) Error() string {
 	return s
 }
 
-// Is reports errors.ErrUnsupported as a match.
-func (e *UnsupportedError) Is(target error) bool { return target == errors.ErrUnsupported }
+// Unwrap returns errors.ErrUnsupported and the cause.
+func (e *UnsupportedError) Unwrap() []error { return []error{errors.ErrUnsupported, e.Err} }
 
-// Unwrap returns the cause.
-func (e *UnsupportedError) Unwrap() error { return e.Err }
-
-// UncheckedError reports processes that ending a run could not check
+// uncheckedError reports processes that ending a run could not check
 // (macOS: the sandbox query for them failed with an error other than "no
 // such process"): each may be a process of the run that is still alive.
 // errors.Is(err, ErrRunNotEnded) holds.
-type UncheckedError struct {
-	PIDs []int
-	Err  error // the first query error
-}
-
-func (e *UncheckedError) Error() string {
-	ps := make([]string, len(e.PIDs))
-	for i, p := range e.PIDs {
+func uncheckedError(pids []int, err error) error {
+	ps := make([]string, len(pids))
+	for i, p := range pids {
 		ps[i] = strconv.Itoa(p)
 	}
-	return fmt.Sprintf("cage: could not check processes %s: %v", strings.Join(ps, " "), e.Err)
+	return fmt.Errorf("%w: could not check processes %s: %w", ErrRunNotEnded, strings.Join(ps, " "), err)
 }
-
-// Is reports ErrRunNotEnded as a match.
-func (e *UncheckedError) Is(target error) bool { return target == ErrRunNotEnded }
-
-// Unwrap returns the first query error.
-func (e *UncheckedError) Unwrap() error { return e.Err }

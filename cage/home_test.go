@@ -181,7 +181,7 @@ func TestCompileLimitBoundary(t *testing.T) {
 		t.Errorf("New with WithCompileLimit(%d) for a %d-rule profile: %v; want it accepted", n, n, err)
 	}
 	_, err = cage.New(policy, append(opts, cage.WithCompileLimit(n-1))...)
-	le, ok := errors.AsType[*cage.LimitError](err)
+	le, ok := errors.AsType[*profile.LimitError](err)
 	if !ok {
 		t.Fatalf("New with WithCompileLimit(%d) for a %d-rule profile: %v, want a *LimitError", n-1, n, err)
 	}

@@ -174,7 +174,7 @@ func (c *Cage) privateTemp() (string, grant, error) {
 		return "", grant{}, err
 	}
 	if res.CaseSensitive && c.cfg.backend == BackendMacOS {
-		return "", grant{}, &CaseSensitiveError{Path: res.Path, Volume: res.Volume}
+		return "", grant{}, &pathresolve.CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 	}
 	dir, err := os.MkdirTemp(res.Path, "procage-run-")
 	if err != nil {
@@ -192,19 +192,19 @@ var errTempReplaced = errors.New("the run replaced it (moved it away); what is a
 // privilege on one's own files): each directory gets u+rwx back first, the
 // parent before what is in it. os.Root keeps the walk inside dir, so a
 // symbolic link the run planted is never followed out of it. A failure is
-// a *TempDirError, never ignored.
+// a tempDirError, never ignored.
 func removeTemp(dir string, made os.FileInfo) error {
 	// The run can write dir's parent (a writable TMPDIR tree) and so rename
 	// dir away and plant a link in its place: nothing at dir is touched
 	// unless it is still the directory procage made (the run has ended, so
 	// nothing swaps it now). A link is removed, never followed.
 	if fi, err := os.Lstat(dir); err != nil {
-		return &TempDirError{Path: dir, Err: err}
+		return tempDirError(dir, err)
 	} else if !os.SameFile(fi, made) {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			os.Remove(dir)
 		}
-		return &TempDirError{Path: dir, Err: errTempReplaced}
+		return tempDirError(dir, errTempReplaced)
 	}
 	_ = os.Chmod(dir, 0o700)
 	if root, err := os.OpenRoot(dir); err == nil {
@@ -217,7 +217,7 @@ func removeTemp(dir string, made os.FileInfo) error {
 		root.Close()
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return &TempDirError{Path: dir, Err: err}
+		return tempDirError(dir, err)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ type config struct {
 
 // WithCompileLimit sets the largest number of rules a macOS (Seatbelt)
 // profile may have (default [profile.DefaultLimit], 2,000). More is a
-// [*LimitError]. It has no effect on another backend's plan.
+// refused ([ErrTooManyRules]). It has no effect on another backend's plan.
 func WithCompileLimit(n int) Option {
 	return optionFunc(func(c *config) error {
 		if n < 1 {
@@ -157,14 +157,15 @@ func WithHome(dir string) Option {
 // under the real temporary directory (kernel spelling), granted read-write
 // for the run, named by TMPDIR (unless Cmd.Env is set and names TMPDIR)
 // and removed when the run ends, whatever modes the run left on the
-// directories in it; a removal that still fails is reported by Wait as a
-// [*TempDirError] ([ErrTempNotRemoved]).
+// directories in it; a removal that still fails is reported by Wait
+// ([ErrTempNotRemoved], with an *fs.PathError naming the directory).
 func WithPrivateTemp() Option {
 	return optionFunc(func(c *config) error { c.privateTemp = true; return nil })
 }
 
 // AcceptLink accepts policy paths and grants that resolve through the
-// symbolic link at path (its kernel spelling, as a [*LinkError] names it),
+// symbolic link at path (its kernel spelling, as a [*PolicyError] of kind [ErrSuspectLink]
+// names it in Path),
 // which [New] and [Cmd.Start] otherwise refuse: a link inside a tree the
 // policy grants that leads out of it, or one that leads to its own
 // ancestor, is what a link planted by a caged child looks like.

@@ -168,7 +168,7 @@ func judgeRound(checks []procCheck) (kill []int, res roundResult) {
 // at most rounds times, sleeping a little longer after each. It never
 // reports a run ended that it could not see end: survivors after the last
 // round wrap ErrRunNotEnded, and processes the last round could not check
-// are an *UncheckedError.
+// are an uncheckedError.
 func endRounds(rounds int, round func() (roundResult, error)) error {
 	var last roundResult
 	for i := range rounds {
@@ -185,9 +185,9 @@ func endRounds(rounds int, round func() (roundResult, error)) error {
 	if last.killed > 0 {
 		err := fmt.Errorf("%w: after %d rounds", ErrRunNotEnded, rounds)
 		if len(last.unchecked) > 0 {
-			err = errors.Join(err, &UncheckedError{PIDs: last.unchecked, Err: last.err})
+			err = errors.Join(err, uncheckedError(last.unchecked, last.err))
 		}
 		return err
 	}
-	return &UncheckedError{PIDs: last.unchecked, Err: last.err}
+	return uncheckedError(last.unchecked, last.err)
 }

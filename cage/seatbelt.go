@@ -72,12 +72,12 @@ func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
 	return ps
 }
 
-// compile runs the compiler and maps its error to a *CompileError.
+// compile runs the compiler and maps a rejection to a *PolicyError (ErrProfileRejected).
 func (p *seatbeltPlan) compile(params []libsandbox.Param) ([]byte, error) {
 	code, err := p.comp.Compile(p.txt, params)
 	if err != nil {
 		if ce, ok := errors.AsType[*libsandbox.CompileError](err); ok {
-			return nil, &CompileError{Message: ce.Message}
+			return nil, &PolicyError{Kind: ErrProfileRejected, Err: errors.New("libsandbox rejected the profile: " + ce.Message)}
 		}
 		return nil, fmt.Errorf("cage: compiling the profile: %w", err)
 	}

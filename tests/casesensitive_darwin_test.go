@@ -65,9 +65,10 @@ func TestCaseSensitiveRefusals(t *testing.T) {
 
 func wantCaseSensitive(t *testing.T, what string, err error, dir string) {
 	t.Helper()
-	var cse *cage.CaseSensitiveError
-	if !errors.As(err, &cse) || !errors.Is(err, pathresolve.ErrCaseSensitive) {
-		t.Fatalf("%s: %v, want a *CaseSensitiveError", what, err)
+	var cse *pathresolve.CaseSensitiveError
+	pe, ok := errors.AsType[*cage.PolicyError](err)
+	if !ok || pe.Kind != cage.ErrCaseSensitive || !errors.As(err, &cse) {
+		t.Fatalf("%s: %v, want a *cage.PolicyError of kind ErrCaseSensitive", what, err)
 	}
 	if cse.Volume == "" || !strings.HasPrefix(cse.Path+"/", dir+"/") {
 		t.Errorf("%s: CaseSensitiveError{Path: %q, Volume: %q}, want a path under %s", what, cse.Path, cse.Volume, dir)

@@ -3,7 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
-	"github.com/procage-go/procage/internal/testenv"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/procage-go/procage/internal/testenv"
 
 	"golang.org/x/sys/unix"
 
@@ -137,7 +139,7 @@ func unlock(dir string) {
 }
 
 // TestLinuxPrivateTempRemovalReported: a private TMPDIR that cannot be
-// removed is reported by Wait as a *cage.TempDirError
+// removed is reported by Wait (cage.ErrTempNotRemoved)
 // (cage.ErrTempNotRemoved), next to the run's own exit status. Root, from
 // outside the cage, mounts a file system in it while the run waits
 // (rmdir of a mount point is EBUSY); the cage itself cannot mount.
@@ -178,9 +180,9 @@ func TestLinuxPrivateTempRemovalReported(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", mnt).Run(); os.RemoveAll(dir) })
 	in.Close()
 	err = cmd.Wait()
-	var te *cage.TempDirError
+	var te *fs.PathError
 	if !errors.Is(err, cage.ErrTempNotRemoved) || !errors.As(err, &te) || te.Path != dir || !errors.Is(err, syscall.EBUSY) {
-		t.Errorf("Wait: %v; want a *cage.TempDirError for %s wrapping EBUSY", err, dir)
+		t.Errorf("Wait: %v; want ErrTempNotRemoved with an *fs.PathError for %s wrapping EBUSY", err, dir)
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {

@@ -49,12 +49,10 @@ func isBadInput(err error) bool {
 		ue *usageError
 		ie *inputError
 		pe *profile.Error
-		le *profile.LimitError
 		re *pathresolve.PathError
-		ce *pathresolve.CaseSensitiveError
 	)
-	return errors.As(err, &ue) || errors.As(err, &ie) || errors.As(err, &pe) ||
-		errors.As(err, &le) || errors.As(err, &re) || errors.As(err, &ce) ||
+	return errors.As(err, &ue) || errors.As(err, &ie) || errors.As(err, &pe) || errors.As(err, &re) ||
+		errors.Is(err, cage.ErrTooManyRules) || errors.Is(err, cage.ErrCaseSensitive) ||
 		errors.Is(err, errors.ErrUnsupported) || errors.Is(err, sim.ErrAccess) ||
 		errors.Is(err, sim.ErrOperation)
 }
@@ -64,19 +62,17 @@ func isBadInput(err error) bool {
 // prefixes (cage:, profile:, ...) that wrapping piles up.
 func describe(err error) string {
 	var (
-		ie *inputError
-		pe *profile.Error
-		le *profile.LimitError
-		re *pathresolve.PathError
-		ce *pathresolve.CaseSensitiveError
-		ue *cage.UnsupportedError
-		ge *cage.GapError
+		ie  *inputError
+		pe  *profile.Error
+		pol *cage.PolicyError
+		re  *pathresolve.PathError
+		ue  *cage.UnsupportedError
 	)
 	switch {
 	case errors.As(err, &ie):
 		return ie.Error()
-	case errors.As(err, &ge):
-		return describeGaps(ge)
+	case errors.As(err, &pol):
+		return describePolicy(pol)
 	case errors.As(err, &pe):
 		s := pe.Field
 		if pe.Value != "" {
@@ -86,15 +82,11 @@ func describe(err error) string {
 			return describe(pe.Err)
 		}
 		return s + ": " + describe(pe.Err)
-	case errors.As(err, &le):
-		return fmt.Sprintf("the profile has %d rules, more than the limit of %d", le.Rules, le.Limit)
 	case errors.As(err, &re):
 		if re.Component != "" && re.Component != re.Path {
 			return fmt.Sprintf("%q: at %q: %s", re.Path, re.Component, firstClause(re.Err))
 		}
 		return fmt.Sprintf("%q: %s", re.Path, firstClause(re.Err))
-	case errors.As(err, &ce):
-		return fmt.Sprintf("%q is on a case-sensitive volume (%s), where Seatbelt's case-insensitive rules would also allow other files", ce.Path, ce.Volume)
 	case errors.As(err, &ue):
 		return fmt.Sprintf("unsupported on %s: %s", ue.OSBuild, ue.What)
 	case errors.Is(err, errors.ErrUnsupported):
@@ -109,12 +101,29 @@ func describe(err error) string {
 	return stripPrefixes(err.Error())
 }
 
+// describePolicy renders a policy the cage refused, by kind.
+func describePolicy(pol *cage.PolicyError) string {
+	switch pol.Kind {
+	case cage.ErrGap:
+		return describeGaps(pol.Gaps)
+	case cage.ErrTooManyRules:
+		if le, ok := errors.AsType[*profile.LimitError](pol); ok {
+			return fmt.Sprintf("the profile has %d rules, more than the limit of %d", le.Rules, le.Limit)
+		}
+	case cage.ErrCaseSensitive:
+		if ce, ok := errors.AsType[*pathresolve.CaseSensitiveError](pol); ok {
+			return fmt.Sprintf("%q is on a case-sensitive volume (%s), where Seatbelt's case-insensitive rules would also allow other files", ce.Path, ce.Volume)
+		}
+	}
+	return stripPrefixes(pol.Error())
+}
+
 // describeGaps names each part of a refused Linux policy (which path,
 // inside what) and the flags that would let it run: accepting the gap, or
 // waiving the hard-deny class it is about.
-func describeGaps(ge *cage.GapError) string {
+func describeGaps(refused []cage.GapPart) string {
 	var parts, gaps, classes []string
-	for _, p := range ge.Parts {
+	for _, p := range refused {
 		parts = append(parts, string(p.Gap)+": "+p.Detail)
 		if g := "--accept-gap " + string(p.Gap); !slices.Contains(gaps, g) {
 			gaps = append(gaps, g)

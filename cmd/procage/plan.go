@@ -34,8 +34,7 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit), cage.AcceptGaps(gaps...)}, opts...)
 	opts = append(opts, b.opts...)
 	c, err := cage.New(p, opts...)
-	var le *profile.LimitError
-	if errors.As(err, &le) && set["limit"] {
+	if errors.Is(err, cage.ErrTooManyRules) && set["limit"] {
 		return nil, &inputError{where: fmt.Sprintf("--limit %d", pf.limit), err: err}
 	}
 	if err != nil {
