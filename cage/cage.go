@@ -15,10 +15,6 @@ import (
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
-// Rewrite records one step from a policy path as written to the spelling
-// the kernel matches (a symbolic link followed, a firmlink replaced).
-type Rewrite = pathresolve.Rewrite
-
 // Cage is a prepared policy: paths resolved and lowered for one backend
 // ([WithBackend]; by default the host's), and, on the OS that enforces
 // that backend, made ready to spawn. It is safe for concurrent use and can
@@ -34,7 +30,7 @@ type Cage struct {
 	// kernel spelling.
 	protectedAt map[string]string
 	trees       []pathresolve.Tree // the policy's subpath trees, kernel spelling
-	rewrites    []Rewrite
+	rewrites    []pathresolve.Rewrite
 	planned     planned
 	be          backend
 
@@ -75,15 +71,6 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	}
 	if policy.Base() == 0 {
 		return nil, errors.New("cage: zero profile.Policy")
-	}
-	if cfg.runLimits != nil {
-		// Fail closed: limits that cannot be enforced are refused, on every
-		// backend (not yet implemented anywhere).
-		b := cfg.backend
-		if b == 0 {
-			b = hostBackend
-		}
-		return nil, errRunLimits(b)
 	}
 	switch {
 	case cfg.backend != 0:
@@ -299,9 +286,11 @@ func (c *Cage) PlanRules() *profile.Plan {
 }
 
 // Rewrites returns every rewrite made while resolving the policy's paths
+// (a symbolic link followed, a firmlink replaced on the way to the
+// spelling the kernel matches)
 // and the home directory, in resolution order (policy paths sorted, then
 // home).
-func (c *Cage) Rewrites() []Rewrite { return slices.Clone(c.rewrites) }
+func (c *Cage) Rewrites() []pathresolve.Rewrite { return slices.Clone(c.rewrites) }
 
 // Policy returns the policy the cage was built from.
 func (c *Cage) Policy() profile.Policy { return c.policy }

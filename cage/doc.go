@@ -163,4 +163,7 @@
 //     setxattr; UDP is uncontrolled with the network on; socket(AF_UNIX)
 //     is refused unless the policy allows a Unix socket (a gap before
 //     Landlock ABI 9); Base V1 has no /proc.
+//   - No limit bounds a run's whole process tree (that needs a delegated
+//     cgroup v2 subtree): [WithRlimits] bounds each process alone, and
+//     RLIMIT_NPROC counts every process of the user.
 package cage

@@ -58,7 +58,6 @@ type config struct {
 	home        string
 	privateTemp bool
 	coreDumps   bool       // keep the caller's RLIMIT_CORE (WithCoreDumps)
-	runLimits   *RunLimits // refused by New (errRunLimits)
 	backend     Backend    // 0 until New picks the host's
 	links       []string   // accepted links, kernel spelling
 	accept      []Gap      // Linux gaps the caller accepts (AcceptGaps)
