@@ -285,11 +285,10 @@ func (c *Cage) PlanRules() *profile.Plan {
 	return &profile.Plan{Profile: &prof, Params: slices.Clone(sp.plan.Params)}
 }
 
-// Rewrites returns every rewrite made while resolving the policy's paths
-// (a symbolic link followed, a firmlink replaced on the way to the
-// spelling the kernel matches)
-// and the home directory, in resolution order (policy paths sorted, then
-// home).
+// Rewrites returns every rewrite (a symbolic link followed, a firmlink
+// replaced on the way to the spelling the kernel matches) made while
+// resolving the policy's paths and the home directory, in resolution order
+// (policy paths sorted, then home).
 func (c *Cage) Rewrites() []pathresolve.Rewrite { return slices.Clone(c.rewrites) }
 
 // Policy returns the policy the cage was built from.
