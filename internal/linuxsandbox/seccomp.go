@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/bpf"
+
+	"github.com/procage-go/procage/internal/sysnum"
 )
 
 // The filter is assembled with golang.org/x/net/bpf rather than written as
@@ -142,58 +144,13 @@ const (
 	offArgs = 16
 )
 
-// ArchAMD64 and ArchARM64 carry the system call numbers the rules name
-// (golang.org/x/sys/unix zsysnum_linux_amd64.go, zsysnum_linux_arm64.go).
-// arm64 has no fork, vfork, iopl or ioperm.
+// ArchAMD64 and ArchARM64 carry every system call number of x/sys's
+// tables (internal/sysnum, generated from golang.org/x/sys/unix
+// zsysnum_linux_amd64.go, zsysnum_linux_arm64.go). arm64 has no fork,
+// vfork, iopl or ioperm.
 var (
-	ArchAMD64 = &Arch{Name: "amd64", AuditArch: 0xc000003e, X32: true, ceiling: 471, syscalls: map[string]uint32{
-		"ioctl": 16, "socket": 41, "clone": 56, "fork": 57, "vfork": 58, "ptrace": 101,
-		"syslog": 103, "setpgid": 109, "setsid": 112, "personality": 135, "pivot_root": 155,
-		"acct": 163, "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
-		"iopl": 172, "ioperm": 173, "init_module": 175, "delete_module": 176, "quotactl": 179,
-		"lookup_dcookie": 212, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250,
-		"unshare": 272, "perf_event_open": 298, "fanotify_init": 300, "name_to_handle_at": 303,
-		"open_by_handle_at": 304, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311,
-		"finit_module": 313, "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323,
-		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
-		"move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-		"clone3": 435, "mount_setattr": 442, "socketpair": 53,
-		"shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66, "msgget": 68,
-		"msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
-		"sched_setparam": 142, "sched_setscheduler": 144, "setpriority": 141, "sched_setaffinity": 203,
-		"ioprio_set": 251, "prlimit64": 302, "sched_setattr": 314,
-		"open": 2, "creat": 85, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
-		"mknod": 133, "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
-		"lremovexattr": 198, "fremovexattr": 199, "openat": 257, "mknodat": 259, "fchownat": 260,
-		"fchmodat": 268, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
-		"bind": 49, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54, "fcntl": 72,
-		"mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244,
-		"mq_getsetattr": 245, "uselib": 134, "quotactl_fd": 443, "statmount": 457, "listmount": 458,
-		"open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469, "listns": 470,
-	}}
-	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, ceiling: 471, syscalls: map[string]uint32{
-		"lookup_dcookie": 18, "ioctl": 29, "umount2": 39, "mount": 40, "pivot_root": 41,
-		"quotactl": 60, "acct": 89, "personality": 92, "unshare": 97, "kexec_load": 104,
-		"init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117, "reboot": 142,
-		"setpgid": 154, "setsid": 157, "socket": 198, "add_key": 217, "request_key": 218,
-		"keyctl": 219, "clone": 220, "swapon": 224, "swapoff": 225, "perf_event_open": 241,
-		"fanotify_init": 262, "name_to_handle_at": 264, "open_by_handle_at": 265, "setns": 268,
-		"process_vm_readv": 270, "process_vm_writev": 271, "finit_module": 273, "bpf": 280,
-		"userfaultfd": 282, "kexec_file_load": 294, "io_uring_setup": 425, "io_uring_enter": 426,
-		"io_uring_register": 427, "open_tree": 428, "move_mount": 429, "fsopen": 430,
-		"fsconfig": 431, "fsmount": 432, "fspick": 433, "clone3": 435, "mount_setattr": 442,
-		"socketpair": 199, "msgget": 186, "msgctl": 187, "msgrcv": 188, "msgsnd": 189, "semget": 190,
-		"semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194, "shmctl": 195, "shmat": 196,
-		"ioprio_set": 30, "sched_setparam": 118, "sched_setscheduler": 119,
-		"sched_setaffinity": 122, "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
-		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
-		"fremovexattr": 16, "mknodat": 33, "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55,
-		"openat": 56, "openat2": 437, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
-		"bind": 200, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "setsockopt": 208, "fcntl": 25,
-		"mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182, "mq_timedreceive": 183, "mq_notify": 184,
-		"mq_getsetattr": 185, "quotactl_fd": 443, "statmount": 457, "listmount": 458,
-		"open_tree_attr": 467, "file_getattr": 468, "file_setattr": 469, "listns": 470,
-	}}
+	ArchAMD64 = &Arch{Name: "amd64", AuditArch: 0xc000003e, X32: true, ceiling: 471, syscalls: sysnum.AMD64.Nums}
+	ArchARM64 = &Arch{Name: "arm64", AuditArch: 0xc00000b7, ceiling: 471, syscalls: sysnum.ARM64.Nums}
 )
 
 // ArchByGOARCH returns the Arch for a GOARCH value, or nil.

@@ -19,7 +19,8 @@ package linuxsandbox
 
 // sysTableSource is the x/sys version whose system call tables
 // (zsysnum_linux_amd64.go, zsysnum_linux_arm64.go) the review covers;
-// TestSyscallReview checks it is go.mod's.
+// TestSyscallReview checks it is internal/sysnum's, which that package's
+// test keeps go.mod's.
 const sysTableSource = "golang.org/x/sys v0.50.0"
 
 // sysClass is how the filter treats a system call.
