@@ -108,9 +108,9 @@
 // root in a cage also loses every capability. What the child gets, the
 // plan ([Cage.LinuxPlan]), is decided by package
 // [github.com/procage-go/procage/profile/linux]; this package puts it in
-// force. Landlock only adds access,
-// so a deny inside an allowed tree (the git hooks a writable tree may
-// hold, secrets under a readable home) cannot be enforced: New refuses
+// force. Landlock only adds access, so a deny inside an allowed tree (the
+// git hooks a writable tree may hold, secrets under a readable home)
+// cannot be enforced: New refuses
 // such a policy with a [*GapError] naming each part, unless the class is
 // waived or the gap accepted by name ([AcceptGaps]). A kernel whose
 // Landlock ABI is older than the plan needs (6, Linux 6.12, by default) is
