@@ -10,6 +10,7 @@ import (
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // The Linux backend: Landlock and seccomp, applied by the child through
@@ -37,7 +38,7 @@ func seatbeltCompiler() (compiler, error) { return nil, nil }
 
 // linuxBackend is a Linux cage's enforcing state.
 type linuxBackend struct {
-	plan *linuxsandbox.Plan
+	plan *linux.Plan
 	// held are the plan's path rules as New opened them, once, without
 	// following links: every ruleset of the cage is built from them, so
 	// a name a run changes later (a link planted where a policy path was
@@ -61,7 +62,7 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 	}
 	env := lp.env
 	env.ABI = linuxsandbox.KernelABI()
-	pl, err := linuxsandbox.Lower(lp.policy, env)
+	pl, err := linux.Lower(lp.policy, env)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 			return nil, err
 		}
 	}
-	held, err := linuxsandbox.OpenRules(pl.Rules, func(rule linuxsandbox.PathRule) (string, error) { return c.spellRule(r, rule) })
+	held, err := linuxsandbox.OpenRules(pl.Rules, func(rule linux.PathRule) (string, error) { return c.spellRule(r, rule) })
 	if err != nil {
 		return nil, fmt.Errorf("cage: %w", err)
 	}
@@ -110,15 +111,15 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 // (A read-only tree holding such a system link, Read("/etc") say, is no
 // reason to refuse a base path the policy did not name.) The spelling has
 // no link in it, and is opened without following one.
-func (c *Cage) spellRule(r *pathresolve.Resolver, rule linuxsandbox.PathRule) (string, error) {
-	if rule.Layer != linuxsandbox.LayerBase {
+func (c *Cage) spellRule(r *pathresolve.Resolver, rule linux.PathRule) (string, error) {
+	if rule.Layer != linux.LayerBase {
 		return rule.Path, nil
 	}
 	res, err := r.Resolve(rule.Path)
 	if err != nil {
 		return "", err // a *pathresolve.PathError naming the path
 	}
-	write := rule.Access&^(linuxsandbox.FSReadFile|linuxsandbox.FSReadDir|linuxsandbox.FSExecute) != 0
+	write := rule.Access&^(linux.FSReadFile|linux.FSReadDir|linux.FSExecute) != 0
 	writable := slices.DeleteFunc(slices.Clone(c.trees), func(t pathresolve.Tree) bool { return !t.Writable })
 	if err := pathresolve.CheckLinks(res, write, writable, c.cfg.acceptedLink); err != nil {
 		return "", err
@@ -144,7 +145,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		// ruleset, the policy's rules re-added from the descriptors New
 		// opened, the spawn's own opened here, once, without following
 		// links (resolveGrants checked their resolution for links).
-		var gs []linuxsandbox.SpawnGrant
+		var gs []linux.SpawnGrant
 		for _, g := range s.grants {
 			if g.path == s.temp && g.write {
 				continue // the private temporary directory: its own layer
@@ -152,14 +153,14 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 			// A file grant (a terminal) is no tree that could hold a
 			// protected path; one that cannot be looked at counts as a tree.
 			fi, err := os.Stat(g.path)
-			gs = append(gs, linuxsandbox.SpawnGrant{Path: g.path, Write: g.write, Dir: err != nil || fi.IsDir()})
+			gs = append(gs, linux.SpawnGrant{Path: g.path, Write: g.write, Dir: err != nil || fi.IsDir()})
 		}
 		var err error
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
 			return nil, err
 		}
-		own := slices.DeleteFunc(slices.Clone(rules), func(r linuxsandbox.PathRule) bool {
-			return r.Layer == linuxsandbox.LayerBase || r.Layer == linuxsandbox.LayerPolicy
+		own := slices.DeleteFunc(slices.Clone(rules), func(r linux.PathRule) bool {
+			return r.Layer == linux.LayerBase || r.Layer == linux.LayerPolicy
 		})
 		spawnHeld, err := linuxsandbox.OpenRules(own, nil)
 		if err != nil {
@@ -215,7 +216,7 @@ var probeLinux = cachedVerdict(func() error {
 	if abi := linuxsandbox.KernelABI(); abi == 0 {
 		return &UnsupportedError{OSBuild: build, What: "Landlock is not available", Err: &linuxsandbox.ABIError{Kernel: linuxsandbox.KernelRelease(), Need: 1}}
 	}
-	pl := linuxsandbox.DenyAll(linuxsandbox.KernelABI())
+	pl := linux.DenyAll(linuxsandbox.KernelABI())
 	rs, err := linuxsandbox.BuildRuleset(pl)
 	if err != nil {
 		return &UnsupportedError{OSBuild: build, What: "building the probe's Landlock ruleset", Err: err}

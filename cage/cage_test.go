@@ -423,11 +423,11 @@ func TestMarkerVerdict(t *testing.T) {
 
 func TestProbeResultString(t *testing.T) {
 	ok := cage.ProbeResult{OSBuild: "macOS 25A1"}
-	if ok.Err() != nil || ok.String() != "macOS 25A1: apply ok; run query ok" {
+	if ok.Err() != nil || ok.String() != "macOS 25A1: apply ok; run search ok" {
 		t.Errorf("String() = %q, Err() = %v", ok.String(), ok.Err())
 	}
-	bad := cage.ProbeResult{OSBuild: "macOS 25A1", Marker: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
-	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run query FAILED") {
+	bad := cage.ProbeResult{OSBuild: "macOS 25A1", RunSearch: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
+	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run search FAILED") {
 		t.Errorf("String() = %q, Err() = %v", bad.String(), bad.Err())
 	}
 }

@@ -54,8 +54,8 @@
 //
 // Before the first spawn in a process, [Probe] checks that the host's
 // backend works: a child under a sandbox that denies everything must be
-// refused exec with EPERM. Anything else is an [*UnsupportedError] naming
-// what was seen.
+// refused exec (EPERM from Seatbelt on macOS, EACCES from Landlock on
+// Linux). Anything else is an [*UnsupportedError] naming what was seen.
 //
 // A run ends when Wait returns, its context is done ([Cmd.Cancel]), or
 // [Cmd.Kill] is called: the child and its process group are killed, and
@@ -105,9 +105,12 @@
 // The Linux backend restricts the child with Landlock (file access, TCP
 // ports, signal and abstract-socket scoping) and a seccomp filter (system
 // calls), both built once per cage and applied by the child before exec;
-// root in a cage also loses every capability. Landlock only adds access,
-// so a deny inside an allowed tree (the git hooks a writable tree may
-// hold, secrets under a readable home) cannot be enforced: New refuses
+// root in a cage also loses every capability. What the child gets, the
+// plan ([Cage.LinuxPlan]), is decided by package
+// [github.com/procage-go/procage/profile/linux]; this package puts it in
+// force. Landlock only adds access, so a deny inside an allowed tree (the
+// git hooks a writable tree may hold, secrets under a readable home)
+// cannot be enforced: New refuses
 // such a policy with a [*GapError] naming each part, unless the class is
 // waived or the gap accepted by name ([AcceptGaps]). A kernel whose
 // Landlock ABI is older than the plan needs (6, Linux 6.12, by default) is

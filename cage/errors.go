@@ -72,9 +72,9 @@ var (
 // example a *pathresolve.LinkError or a *profile.GapError).
 type PolicyError struct {
 	Kind error
-	Path string    // the path concerned (ErrSuspectLink, ErrCaseSensitive), else ""
-	Gaps []GapPart // the parts Linux cannot enforce (ErrGap)
-	Err  error     // the detail
+	Path string            // the path concerned (ErrSuspectLink, ErrCaseSensitive), else ""
+	Gaps []profile.GapPart // the parts Linux cannot enforce (ErrGap)
+	Err  error             // the detail
 }
 
 func (e *PolicyError) Error() string {

@@ -100,7 +100,7 @@ func ExampleCage_LinuxPlan() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := cage.New(policy, cage.WithBackend(cage.BackendLinux), cage.WithHome("/home/me"), cage.AcceptGaps(cage.GapLoopback))
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendLinux), cage.WithHome("/home/me"), cage.AcceptGaps(profile.GapLoopback))
 	if err != nil {
 		log.Fatal(err)
 	}

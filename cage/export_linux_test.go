@@ -6,14 +6,14 @@ import (
 	"syscall"
 
 	"github.com/procage-go/procage/internal/forkexec"
-	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // SpellBaseRule is the spelling New would open for a base rule on p,
 // resolved through fsys and checked against c's trees.
 func SpellBaseRule(c *Cage, fsys pathresolve.FS, p string) (string, error) {
-	return c.spellRule(pathresolve.New(fsys), linuxsandbox.PathRule{Path: p, Access: linuxsandbox.FSReadFile, Layer: linuxsandbox.LayerBase})
+	return c.spellRule(pathresolve.New(fsys), linux.PathRule{Path: p, Access: linux.FSReadFile, Layer: linux.LayerBase})
 }
 
 // FakeBackend stands in for a sandbox backend so the portable lifecycle

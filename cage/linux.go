@@ -5,22 +5,16 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
-
-// LinuxPlan is a policy lowered for the Linux backend: the Landlock
-// ruleset (each path with its rights and layer), the TCP port rules, the
-// scopes, the seccomp rules, the minimum Landlock ABI and the accepted
-// gaps. String renders it as text, and it marshals to JSON.
-type LinuxPlan = linuxsandbox.Plan
 
 // linuxPlan is the Linux backend's plan, with what lowering took, so the
 // host backend can lower again for the running kernel's ABI.
 type linuxPlan struct {
-	plan   *linuxsandbox.Plan
+	plan   *linux.Plan
 	policy profile.Policy
-	env    linuxsandbox.Env
+	env    linux.Env
 }
 
 func (p *linuxPlan) kind() Backend { return BackendLinux }
@@ -31,10 +25,10 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 // (0: the newest this package knows). It is portable, so a Linux plan can
 // be previewed on any OS. A part Linux cannot enforce is a *GapError
 // unless accepted ([AcceptGaps]).
-func planLinux(policy profile.Policy, env profile.Env, accept []Gap, abi int) (*linuxPlan, error) {
-	le := linuxsandbox.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt,
+func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi int) (*linuxPlan, error) {
+	le := linux.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt,
 		Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
-	pl, err := linuxsandbox.Lower(policy, le)
+	pl, err := linux.Lower(policy, le)
 	if err != nil {
 		if _, ok := errors.AsType[*GapError](err); ok {
 			return nil, err
@@ -44,8 +38,11 @@ func planLinux(policy profile.Policy, env profile.Env, accept []Gap, abi int) (*
 	return &linuxPlan{plan: pl, policy: policy, env: le}, nil
 }
 
-// LinuxPlan returns the cage's Linux plan, or nil for another backend.
-func (c *Cage) LinuxPlan() *LinuxPlan {
+// LinuxPlan returns the cage's Linux plan, or nil for another backend:
+// the Landlock ruleset (each path with its rights and layer), the TCP port
+// rules, the scopes, the seccomp rules, the minimum Landlock ABI and the
+// accepted gaps. Package profile/linux decides it and documents each part.
+func (c *Cage) LinuxPlan() *linux.Plan {
 	if p, ok := c.planned.(*linuxPlan); ok {
 		return p.plan
 	}

@@ -25,11 +25,11 @@ func linuxCage(t *testing.T, opts []profile.Option, copts ...cage.Option) (*cage
 func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
 	_, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)})
 	var ge *cage.GapError
-	if !errors.As(err, &ge) || !ge.Has(cage.GapSecrets) || !ge.Has(cage.GapLoopback) || ge.Has(cage.GapMach) {
+	if !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) || !ge.Has(profile.GapLoopback) || ge.Has(profile.GapMach) {
 		t.Fatalf("New = %v, want a GapError naming secrets and loopback only", err)
 	}
 	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)},
-		cage.AcceptGaps(cage.GapSecrets, cage.GapLoopback))
+		cage.AcceptGaps(profile.GapSecrets, profile.GapLoopback))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +58,12 @@ func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
 	gaps := map[string]int{}
 	for _, a := range j.Accepted {
 		gaps[a.Gap]++
-		if a.Gap == string(cage.GapSecrets) && (a.Path != "/home/u" || !slices.Contains(a.Protected, "/home/u/.ssh") || !slices.Contains(a.Protected, "/home/u/.config/gh")) {
+		if a.Gap == string(profile.GapSecrets) && (a.Path != "/home/u" || !slices.Contains(a.Protected, "/home/u/.ssh") || !slices.Contains(a.Protected, "/home/u/.config/gh")) {
 			t.Errorf("secrets part names %q inside %q, want ~/.ssh and ~/.config/gh inside /home/u", a.Protected, a.Path)
 		}
 	}
 	// One part for the secrets paths inside /home/u, one for loopback.
-	if len(gaps) != 2 || gaps[string(cage.GapSecrets)] != 1 || gaps[string(cage.GapLoopback)] != 1 {
+	if len(gaps) != 2 || gaps[string(profile.GapSecrets)] != 1 || gaps[string(profile.GapLoopback)] != 1 {
 		t.Errorf("JSON accepted gaps: %v", gaps)
 	}
 }
@@ -80,7 +80,7 @@ func TestAcceptGapsMacOS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cage.New(pol, cage.WithBackend(cage.BackendMacOS), cage.WithHome("/home/u"), cage.AcceptGaps(cage.GapLoopback))
+	c, err := cage.New(pol, cage.WithBackend(cage.BackendMacOS), cage.WithHome("/home/u"), cage.AcceptGaps(profile.GapLoopback))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,10 +57,10 @@ type config struct {
 	fsSet       bool
 	home        string
 	privateTemp bool
-	coreDumps   bool       // keep the caller's RLIMIT_CORE (WithCoreDumps)
-	backend     Backend    // 0 until New picks the host's
-	links       []string   // accepted links, kernel spelling
-	accept      []Gap      // Linux gaps the caller accepts (AcceptGaps)
+	coreDumps   bool          // keep the caller's RLIMIT_CORE (WithCoreDumps)
+	backend     Backend       // 0 until New picks the host's
+	links       []string      // accepted links, kernel spelling
+	accept      []profile.Gap // Linux gaps the caller accepts (AcceptGaps)
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler

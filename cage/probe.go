@@ -8,26 +8,32 @@ import (
 	"time"
 )
 
-// ProbeResult says whether this host can cage processes: Apply is the
-// in-child apply method (a deny-everything child must be refused its
-// target), Marker the way a forking run's processes are found (macOS: the
-// run-marker query). nil means it works.
+// ProbeResult says whether this host can cage processes. nil means it
+// works.
 type ProbeResult struct {
+	// OSBuild names the host: the macOS build, or "Linux" and the kernel
+	// release.
 	OSBuild string
-	Apply   error
-	Marker  error
+	// Apply is the in-child apply method: a child under a sandbox that
+	// denies everything must be refused exec of its target (EPERM from
+	// Seatbelt on macOS, EACCES from Landlock on Linux).
+	Apply error
+	// RunSearch is the way a forking run's processes are found when the
+	// run ends: the run-marker query on macOS; on Linux the run's process
+	// group, which seccomp keeps them in, so there is nothing to probe.
+	RunSearch error
 }
 
-// errNotChecked is the Marker of a result whose apply probe failed.
+// errNotChecked is the RunSearch of a result whose apply probe failed.
 var errNotChecked = errors.New("cage: not checked")
 
-// Err returns Apply and Marker joined (errors.Join), or nil if both
-// worked; a run query left unchecked because apply failed is not repeated.
+// Err returns Apply and RunSearch joined (errors.Join), or nil if both
+// worked; a run search left unchecked because apply failed is not repeated.
 func (r ProbeResult) Err() error {
-	if errors.Is(r.Marker, errNotChecked) {
+	if errors.Is(r.RunSearch, errNotChecked) {
 		return r.Apply
 	}
-	return errors.Join(r.Apply, r.Marker)
+	return errors.Join(r.Apply, r.RunSearch)
 }
 
 // String summarises the result on one line, naming each failure once.
@@ -43,7 +49,7 @@ func (r ProbeResult) String() string {
 		}
 		return "FAILED (" + err.Error() + ")"
 	}
-	return fmt.Sprintf("%s: apply %s; run query %s", r.OSBuild, word(r.Apply), word(r.Marker))
+	return fmt.Sprintf("%s: apply %s; run search %s", r.OSBuild, word(r.Apply), word(r.RunSearch))
 }
 
 // Probe runs (once per process; later calls return the cached verdicts)
@@ -52,9 +58,9 @@ func (r ProbeResult) String() string {
 func Probe() ProbeResult {
 	r := ProbeResult{OSBuild: hostOSBuild(), Apply: hostProbeApply()}
 	if r.Apply == nil {
-		r.Marker = hostProbeRuns()
+		r.RunSearch = hostProbeRuns()
 	} else {
-		r.Marker = errNotChecked
+		r.RunSearch = errNotChecked
 	}
 	return r
 }

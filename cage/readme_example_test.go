@@ -28,7 +28,7 @@ func readmeUsage(ctx context.Context, got *[]byte) error {
 	// Resolves paths, lowers, compiles once. On Linux a writable tree cannot
 	// keep git hooks out: New refuses the policy there unless that gap is
 	// accepted by name (docs/linux-backend.md).
-	c, err := cage.New(p, cage.AcceptGaps(cage.GapTrustHandoff))
+	c, err := cage.New(p, cage.AcceptGaps(profile.GapTrustHandoff))
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func TestReadmeUsage(t *testing.T) {
 	printed := <-read
 	rules := []string{"(allow process-fork)", `(subpath "/Users/me/project")`}
 	if runtime.GOOS == "linux" {
-		rules = []string{"/Users/me/project", string(cage.GapTrustHandoff)} // the Landlock plan, its accepted gap listed
+		rules = []string{"/Users/me/project", string(profile.GapTrustHandoff)} // the Landlock plan, its accepted gap listed
 	}
 	for _, s := range rules {
 		if !bytes.Contains(printed, []byte(s)) {

@@ -82,14 +82,14 @@ func TestEndRounds(t *testing.T) {
 	}
 }
 
-// TestProbeResultOneSentence: a failed apply is named once; the run query
+// TestProbeResultOneSentence: a failed apply is named once; the run search
 // it prevented says "not checked", and the same failure in both is not
 // repeated.
 func TestProbeResultOneSentence(t *testing.T) {
 	apply := &cage.UnsupportedError{OSBuild: "linux", What: "no backend"}
 	for _, p := range []cage.ProbeResult{
-		{OSBuild: "linux", Apply: apply, Marker: cage.ErrNotChecked},
-		{OSBuild: "linux", Apply: apply, Marker: &cage.UnsupportedError{OSBuild: "linux", What: "no backend"}},
+		{OSBuild: "linux", Apply: apply, RunSearch: cage.ErrNotChecked},
+		{OSBuild: "linux", Apply: apply, RunSearch: &cage.UnsupportedError{OSBuild: "linux", What: "no backend"}},
 	} {
 		s := p.String()
 		if n := countSub(s, apply.Error()); n != 1 {
@@ -99,15 +99,15 @@ func TestProbeResultOneSentence(t *testing.T) {
 			t.Errorf("Err() = %v, want unsupported", p.Err())
 		}
 	}
-	p := cage.ProbeResult{OSBuild: "linux", Apply: apply, Marker: cage.ErrNotChecked}
+	p := cage.ProbeResult{OSBuild: "linux", Apply: apply, RunSearch: cage.ErrNotChecked}
 	if p.Err() != error(apply) {
 		t.Errorf("Err() = %v, want the apply failure alone", p.Err())
 	}
-	if s := p.String(); s != "linux: apply FAILED ("+apply.Error()+"); run query not checked" {
+	if s := p.String(); s != "linux: apply FAILED ("+apply.Error()+"); run search not checked" {
 		t.Errorf("String() = %q", s)
 	}
 	// Probe is declared once: on this host, it answers with the host's build.
-	if got := cage.Probe(); got.OSBuild == "" || (got.Apply != nil && got.Marker == nil) {
+	if got := cage.Probe(); got.OSBuild == "" || (got.Apply != nil && got.RunSearch == nil) {
 		t.Errorf("Probe() = %+v: no build, or a failed apply with no run-query answer", got)
 	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // terminalName returns the /dev path of the terminal f is open on, where
-// the system names it through /proc (Linux); nothing spawns off macOS, so
+// the system names it through /proc. Linux spawns make no terminal grant
+// (Landlock does not check the inherited descriptor; see Cmd.Start), so
 // this serves the tests of terminalGrants.
 func terminalName(f *os.File) (string, bool) {
 	rc, err := f.SyscallConn()

@@ -179,14 +179,14 @@ func TestLinuxEscapeSecrets(t *testing.T) {
 
 	_, err = cage.New(policy(t, profile.Read(home)), cage.WithHome(home))
 	var ge *cage.GapError
-	if !errors.As(err, &ge) || !ge.Has(cage.GapSecrets) {
-		t.Errorf("a readable home: %v, want a GapError naming %s", err, cage.GapSecrets)
+	if !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) {
+		t.Errorf("a readable home: %v, want a GapError naming %s", err, profile.GapSecrets)
 	}
 	// A grant covering the home directory is refused at Start.
 	cmd := c.Command(t.Context(), "/bin/cat", key)
 	cmd.Grants = []cage.Grant{{Path: home}}
-	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(cage.GapSecrets) {
-		t.Errorf("a grant of home: %v, want a GapError naming %s", err, cage.GapSecrets)
+	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) {
+		t.Errorf("a grant of home: %v, want a GapError naming %s", err, profile.GapSecrets)
 	}
 }
 
@@ -199,8 +199,8 @@ func TestLinuxEscapeTrustHandoff(t *testing.T) {
 	project := t.TempDir()
 	_, err := cage.New(policy(t, profile.ReadWrite(project)), cage.WithHome(home))
 	var ge *cage.GapError
-	if !errors.As(err, &ge) || !ge.Has(cage.GapTrustHandoff) {
-		t.Fatalf("a writable project: %v, want a GapError naming %s", err, cage.GapTrustHandoff)
+	if !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
+		t.Fatalf("a writable project: %v, want a GapError naming %s", err, profile.GapTrustHandoff)
 	}
 	c := newCage(t, policy(t), cage.WithHome(home))
 	o, e, err := run(t, c, "/bin/sh", "-c", "echo evil >> "+filepath.Join(home, ".bashrc"))
@@ -242,7 +242,7 @@ func TestLinuxEscapeAbstractSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c := newCage(t, policy(t, profile.UnixSocket("/run/procage-none.sock")), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapUnixSocketPath))
+	c := newCage(t, policy(t, profile.UnixSocket("/run/procage-none.sock")), cage.WithHome(tempHome(t)), cage.AcceptGaps(profile.GapUnixSocketPath))
 	code := fmt.Sprintf("s = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0' + %q)\n    print('connected')\nexcept OSError as x:\n    print(errno.errorcode[x.errno])", name[1:])
 	o, e, err := run(t, c, python, "-c", "import socket, errno\n"+code)
 	if err != nil || strings.TrimSpace(o) != "EPERM" {
@@ -269,14 +269,14 @@ func TestLinuxEscapeTIOCSTI(t *testing.T) {
 func TestLinuxGapsRefusedAtNew(t *testing.T) {
 	for _, tc := range []struct {
 		opt profile.Option
-		gap cage.Gap
+		gap profile.Gap
 	}{
-		{profile.Network(profile.NetworkLoopback, profile.AnyPort), cage.GapLoopback},
-		{profile.Network(profile.NetworkOn), cage.GapLocalServices},
-		{profile.UnixSocket("/run/x.sock"), cage.GapUnixSocketPath},
-		{profile.MachLookup("com.example.x"), cage.GapMach},
-		{profile.Seatbelt(`(allow file-read* (literal "/x"))`), cage.GapSeatbelt},
-		{profile.ExecTargetOnly(), cage.GapExecTargetOnly},
+		{profile.Network(profile.NetworkLoopback, profile.AnyPort), profile.GapLoopback},
+		{profile.Network(profile.NetworkOn), profile.GapLocalServices},
+		{profile.UnixSocket("/run/x.sock"), profile.GapUnixSocketPath},
+		{profile.MachLookup("com.example.x"), profile.GapMach},
+		{profile.Seatbelt(`(allow file-read* (literal "/x"))`), profile.GapSeatbelt},
+		{profile.ExecTargetOnly(), profile.GapExecTargetOnly},
 	} {
 		_, err := cage.New(policy(t, tc.opt), cage.WithHome(tempHome(t)))
 		var ge *cage.GapError
@@ -309,7 +309,7 @@ func TestLinuxLoopbackPorts(t *testing.T) {
 	}
 	defer other.Close()
 	port := allowed.Addr().(*net.TCPAddr).Port
-	c := newCage(t, policy(t, profile.Network(profile.NetworkLoopback, port)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLoopback))
+	c := newCage(t, policy(t, profile.Network(profile.NetworkLoopback, port)), cage.WithHome(tempHome(t)), cage.AcceptGaps(profile.GapLoopback))
 	connect := func(addr net.Addr) string {
 		a := addr.(*net.TCPAddr)
 		code := fmt.Sprintf("import socket, errno\ns = socket.socket()\ntry:\n    s.connect(('127.0.0.1', %d))\n    print('connected')\nexcept OSError as x:\n    print(errno.errorcode[x.errno])", a.Port)
@@ -370,7 +370,7 @@ func TestLinuxGapLocalServicesOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	c := newCage(t, policy(t, profile.Network(profile.NetworkOn)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLocalServices))
+	c := newCage(t, policy(t, profile.Network(profile.NetworkOn)), cage.WithHome(tempHome(t)), cage.AcceptGaps(profile.GapLocalServices))
 	code := fmt.Sprintf("import socket\ns = socket.socket()\ns.connect(('127.0.0.1', %d))\nprint('connected')", ln.Addr().(*net.TCPAddr).Port)
 	o, e, err := run(t, c, python, "-c", code)
 	if err != nil || strings.TrimSpace(o) != "connected" {

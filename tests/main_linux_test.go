@@ -72,9 +72,8 @@ func osHelper(name string) (code int, ok bool) {
 	return 0, false
 }
 
-// requireCage skips when this kernel cannot cage (no Landlock, or an ABI
-// older than Base V1's default plan needs) and fails when the probe fails
-// for another reason.
+// requireCage fails the test unless this host can cage (cage.Probe): no
+// Landlock, too old an ABI or a failing probe is a failure, not a skip.
 func requireCage(tb testing.TB) {
 	tb.Helper()
 	if err := cage.Probe().Err(); err != nil {

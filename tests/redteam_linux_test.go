@@ -433,7 +433,7 @@ func TestLinuxEscapeLoopbackOtherProtocols(t *testing.T) {
 	if allowed > 65535 {
 		allowed = other - 1
 	}
-	c := newCage(t, policy(t, profile.Network(profile.NetworkLoopback, allowed)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLoopback))
+	c := newCage(t, policy(t, profile.Network(profile.NetworkLoopback, allowed)), cage.WithHome(tempHome(t)), cage.AcceptGaps(profile.GapLoopback))
 	// TCP: Landlock (EACCES); MPTCP, SCTP: seccomp (EPERM).
 	for proto, want := range map[string]string{"0": "EACCES", "262": "EPERM", "132": "EPERM"} {
 		code := fmt.Sprintf("try:\n    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, %s)\n    s.settimeout(5)\n    s.connect(('127.0.0.1', %d))\n    print('connected')\nexcept OSError as e:\n    print(errno.errorcode.get(e.errno, e))", proto, other)

@@ -76,7 +76,7 @@ func loopbackCage(t *testing.T, other int) *cage.Cage {
 	if allowed > 65535 {
 		allowed = other - 1
 	}
-	return newCage(t, policy(t, profile.Network(profile.NetworkLoopback, allowed)), cage.WithHome(tempHome(t)), cage.AcceptGaps(cage.GapLoopback))
+	return newCage(t, policy(t, profile.Network(profile.NetworkLoopback, allowed)), cage.WithHome(tempHome(t)), cage.AcceptGaps(profile.GapLoopback))
 }
 
 // accepted reports whether ln accepts a connection within d.

@@ -142,8 +142,8 @@ func TestLinuxGrant(t *testing.T) {
 	cmd = c.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))
 	cmd.Grants = []cage.Grant{{Path: dir, Write: true}}
 	var ge *cage.GapError
-	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(cage.GapTrustHandoff) {
-		t.Errorf("write grant: %v, want a GapError naming %s", err, cage.GapTrustHandoff)
+	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
+		t.Errorf("write grant: %v, want a GapError naming %s", err, profile.GapTrustHandoff)
 	}
 	w := newCage(t, policy(t, profile.Waive(profile.TrustHandoff)), cage.WithHome(tempHome(t)))
 	cmd = w.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))

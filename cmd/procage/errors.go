@@ -121,7 +121,7 @@ func describePolicy(pol *cage.PolicyError) string {
 // describeGaps names each part of a refused Linux policy (which path,
 // inside what) and the flags that would let it run: accepting the gap, or
 // waiving the hard-deny class it is about.
-func describeGaps(refused []cage.GapPart) string {
+func describeGaps(refused []profile.GapPart) string {
 	var parts, gaps, classes []string
 	for _, p := range refused {
 		parts = append(parts, string(p.Gap)+": "+p.Detail)

@@ -23,9 +23,9 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 	if err != nil {
 		return nil, err
 	}
-	var gaps []cage.Gap
+	var gaps []profile.Gap
 	for _, name := range pf.acceptGaps {
-		g, err := cage.ParseGap(name)
+		g, err := profile.ParseGap(name)
 		if err != nil {
 			return nil, badValuef("--accept-gap %q: not a gap (%s)", name, gapNames())
 		}
@@ -174,7 +174,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 // gapNames lists the gaps --accept-gap takes.
 func gapNames() string {
 	var names []string
-	for _, g := range cage.Gaps() {
+	for _, g := range profile.Gaps() {
 		names = append(names, string(g))
 	}
 	return strings.Join(names, ", ")

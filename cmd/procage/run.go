@@ -163,7 +163,7 @@ var errCannotCage = errors.New("this host cannot cage processes")
 
 func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("probe", "probe [--json]", stdout)
-	asJSON := fs.Bool("json", false, "print a JSON object (os_build, ok, apply, marker) instead of text")
+	asJSON := fs.Bool("json", false, "print a JSON object (os_build, ok, apply, run_search) instead of text")
 	if err := fs.parse(args); err != nil {
 		return 2, err
 	}
@@ -171,7 +171,7 @@ func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 		return 2, usagef("probe takes no arguments")
 	}
 	r := cage.Probe()
-	failed := r.Apply != nil || r.Marker != nil
+	failed := r.Apply != nil || r.RunSearch != nil
 	if *asJSON {
 		errText := func(err error) *string {
 			if err == nil {
@@ -181,11 +181,11 @@ func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 			return &s
 		}
 		out := struct {
-			OSBuild string  `json:"os_build"`
-			OK      bool    `json:"ok"`
-			Apply   *string `json:"apply"`
-			Marker  *string `json:"marker"`
-		}{r.OSBuild, !failed, errText(r.Apply), errText(r.Marker)}
+			OSBuild   string  `json:"os_build"`
+			OK        bool    `json:"ok"`
+			Apply     *string `json:"apply"`
+			RunSearch *string `json:"run_search"`
+		}{r.OSBuild, !failed, errText(r.Apply), errText(r.RunSearch)}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

@@ -28,12 +28,13 @@ func TestRunUnsupported(t *testing.T) {
 	}
 	code, out, errs = runCLI(t, "probe", "--json")
 	var got struct {
-		OSBuild       string `json:"os_build"`
-		OK            bool
-		Apply, Marker *string
+		OSBuild   string `json:"os_build"`
+		OK        bool
+		Apply     *string
+		RunSearch *string `json:"run_search"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 2 || got.OK || got.OSBuild != runtime.GOOS ||
-		got.Apply == nil || !strings.Contains(*got.Apply, "unsupported on "+runtime.GOOS) || got.Marker == nil {
+		got.Apply == nil || !strings.Contains(*got.Apply, "unsupported on "+runtime.GOOS) || got.RunSearch == nil {
 		t.Errorf("probe --json: exit %d, %q (%v), stderr %q", code, out, err, errs)
 	}
 	if code, _, errs := runCLI(t, "run", "--read", "/usr"); code != 2 || !strings.Contains(errs, "missing COMMAND") {

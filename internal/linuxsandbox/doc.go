@@ -1,9 +1,11 @@
-// Package linuxsandbox lowers a procage policy to Linux's Landlock and
-// seccomp and prepares what a forked child needs to put them in force:
+// Package linuxsandbox puts a Linux plan (package profile/linux, which
+// decides what the child gets) in force: it opens the plan's paths, builds
+// the Landlock ruleset and the seccomp program, and prepares the calls a
+// forked child makes before exec:
 //
-//	pl, err := linuxsandbox.Lower(policy, linuxsandbox.Env{Home: home, ABI: linuxsandbox.KernelABI()})
+//	pl, err := linux.Lower(policy, linux.Env{Home: home, ABI: linuxsandbox.KernelABI()})
 //	if err != nil {
-//		return err // a *GapError names each part Linux cannot enforce
+//		return err // a *profile.GapError names each part Linux cannot enforce
 //	}
 //	held, err := linuxsandbox.OpenRules(pl.Rules, spell) // each path opened once, no link followed
 //	if err != nil {
@@ -26,24 +28,21 @@
 //	calls.KeepAlive()
 //
 // (TestEnforceBase runs this sequence; spell gives each rule's kernel
-// spelling, which the cage resolves and checks for links first.)
-//
-// The lowering (Lower, Plan, its String and JSON, Filter) is portable, so
-// a Linux plan can be previewed on any OS; the filter is assembled with
-// golang.org/x/net/bpf and unit-tested in its VM. The enforcement
-// (OpenRules, BuildRuleset, BuildProgram, NewCalls, KernelABI) is
-// Linux-only.
+// spelling, which the cage resolves and checks for links first.) It adds
+// no right of its own: what the child may do is the plan's. Package cage's
+// Linux backend is its one user. Everything here is Linux-only.
 //
 // # Limitations
 //
-//   - Landlock only adds access: a deny inside an allowed tree, loopback
-//     addresses, a Unix socket by path (before ABI 9), Mach names, raw
-//     Seatbelt rules and exec-target-only are gaps ([Gap]): refused unless
-//     accepted, and then not enforced.
-//   - Landlock does not restrict stat, chmod, chown, utime, setxattr or
-//     flock; UDP is not controlled before ABI 10.
-//   - Rights of Landlock ABIs newer than [MaxABI] are not handled.
-//   - The seccomp filter knows the amd64 and arm64 system call tables only,
-//     as of the x/sys version reviewed (sysclass.go); a newer system call
-//     answers ENOSYS.
+//   - A kernel whose Landlock ABI is older than the plan's MinABI is an
+//     [*ABIError]; Landlock off (not built, not in lsm=) is ABI 0.
+//   - A rule binds the inode its path names when OpenRules runs: a path
+//     that does not exist then is skipped, and one that holds a symbolic
+//     link or moved before it was confirmed is refused ([ErrPathChanged]).
+//   - A rule for one file that names a directory is refused
+//     ([ErrLiteralDirectory]): Landlock's file rights on a directory reach
+//     every file beneath it.
+//   - Capabilities are dropped from the bounding set only when the caller
+//     holds CAP_SETPCAP; every caller's effective, permitted and ambient
+//     sets are cleared.
 package linuxsandbox

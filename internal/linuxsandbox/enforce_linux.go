@@ -17,14 +17,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // ABIError reports a kernel whose Landlock ABI is older than a plan needs
 // (Have 0: Landlock is not available: not built, or not in the lsm= list).
 type ABIError struct {
 	Kernel string // uname release
-	Have   int
-	Need   int
+	Have   int    // the kernel's ABI
+	Need   int    // the plan's MinABI
 }
 
 func (e *ABIError) Error() string {
@@ -58,7 +59,7 @@ var KernelABI = sync.OnceValue(func() int {
 })
 
 // CheckABI returns an *ABIError unless the kernel enforces pl.
-func CheckABI(pl *Plan) error {
+func CheckABI(pl *linux.Plan) error {
 	if have := KernelABI(); have < pl.MinABI {
 		return &ABIError{Kernel: KernelRelease(), Have: have, Need: pl.MinABI}
 	}
@@ -140,7 +141,7 @@ func RulesetsBuilt() int64 { return rulesetsBuilt.Load() }
 // here: every rule is added from the descriptor its path was opened as, so
 // rulesets built at different times from the same Handles bind the same
 // inodes, whatever the names mean by then.
-func BuildRuleset(pl *Plan, held ...*Handles) (*Ruleset, error) {
+func BuildRuleset(pl *linux.Plan, held ...*Handles) (*Ruleset, error) {
 	if err := CheckABI(pl); err != nil {
 		return nil, err
 	}
@@ -199,7 +200,7 @@ type Handles struct {
 // box, or by base, shared).
 type heldRule struct {
 	path   string
-	access FSAccess
+	access linux.FSAccess
 	fd     int
 	base   *baseFD
 }
@@ -238,7 +239,7 @@ func (h *Handles) Len() int { return len(h.rules) }
 // not exist (ENOENT, or ENOTDIR: a component is a file) is skipped: there
 // is nothing to allow yet, and what appears there later is not looked up
 // again. A rule on a file keeps only the rights Landlock accepts on files.
-func OpenRules(rules []PathRule, spell func(PathRule) (string, error)) (*Handles, error) {
+func OpenRules(rules []linux.PathRule, spell func(linux.PathRule) (string, error)) (*Handles, error) {
 	h := &Handles{box: &fdsBox{}}
 	runtime.AddCleanup(h, func(b *fdsBox) { b.close() }, h.box)
 	for _, r := range rules {
@@ -256,7 +257,7 @@ func OpenRules(rules []PathRule, spell func(PathRule) (string, error)) (*Handles
 		hr := heldRule{path: p, access: r.Access}
 		var st *unix.Stat_t
 		var err error
-		if r.Layer == LayerBase {
+		if r.Layer == linux.LayerBase {
 			if hr.base, err = openBase(p); err == nil {
 				hr.fd, st = hr.base.fd, &hr.base.st
 			}
@@ -271,8 +272,8 @@ func OpenRules(rules []PathRule, spell func(PathRule) (string, error)) (*Handles
 			return nil, fmt.Errorf("opening %s for a landlock rule: %w", p, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			hr.access &= fsFileRights
-		} else if r.Layer != LayerBase && r.Access&^fsFileRights == 0 {
+			hr.access &= linux.FSFileRights
+		} else if r.Layer != linux.LayerBase && r.Access&^linux.FSFileRights == 0 {
 			// A file's rights on a directory reach every file beneath it:
 			// a literal rule or a file grant must not become a tree.
 			h.Close()
@@ -484,12 +485,12 @@ type Program struct {
 }
 
 // BuildProgram assembles pl's seccomp rules for the running architecture.
-func BuildProgram(pl *Plan) (*Program, error) {
-	arch := ArchByGOARCH(runtime.GOARCH)
+func BuildProgram(pl *linux.Plan) (*Program, error) {
+	arch := linux.ArchByGOARCH(runtime.GOARCH)
 	if arch == nil {
 		return nil, fmt.Errorf("linuxsandbox: no seccomp syscall table for %s", runtime.GOARCH)
 	}
-	raw, err := Filter(arch, pl.Seccomp)
+	raw, err := linux.Filter(arch, pl.Seccomp)
 	if err != nil {
 		return nil, err
 	}
@@ -545,7 +546,7 @@ var lastCap = sync.OnceValue(func() int {
 
 // Calls are a spawn's prepared child calls and what they point to.
 type Calls struct {
-	Calls []forkexec.Call
+	Calls []forkexec.Call // for forkexec.Attr.Calls
 	names map[forkexec.Step][]string
 	keep  []any
 }
@@ -582,7 +583,7 @@ var rootDir = []byte("/\x00")
 // signal scoping kill(caller, 0) must fail with EPERM; unless the plan
 // lets "/" be listed, opening it must fail with EACCES (Landlock in force);
 // with CAP_SETPCAP dropped, CAP_SYS_ADMIN must be out of the bounding set.
-func NewCalls(pl *Plan, rs *Ruleset, f *Program, rules []PathRule) (*Calls, error) {
+func NewCalls(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule) (*Calls, error) {
 	caps, err := parentCaps()
 	if err != nil {
 		return nil, fmt.Errorf("capget: %w", err)
@@ -612,7 +613,7 @@ func NewCalls(pl *Plan, rs *Ruleset, f *Program, rules []PathRule) (*Calls, erro
 	}
 	confirm("no_new_privs is set", 1, 0, unix.SYS_PRCTL, unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	confirm("seccomp filter mode", unix.SECCOMP_MODE_FILTER, 0, unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0, 0, 0)
-	if pl.Scopes&ScopeSignal != 0 {
+	if pl.Scopes&linux.ScopeSignal != 0 {
 		confirm("signal to the caller refused", 0, unix.EPERM, unix.SYS_KILL, uintptr(os.Getpid()), 0)
 	}
 	if !listable(rules, "/") {
@@ -629,11 +630,16 @@ func NewCalls(pl *Plan, rs *Ruleset, f *Program, rules []PathRule) (*Calls, erro
 const atFDCWD = ^uintptr(99)
 
 // listable reports whether a rule allows reading directory p.
-func listable(rules []PathRule, p string) bool {
+func listable(rules []linux.PathRule, p string) bool {
 	for _, r := range rules {
-		if r.Access&FSReadDir != 0 && within(p, r.Path) {
+		if r.Access&linux.FSReadDir != 0 && within(p, r.Path) {
 			return true
 		}
 	}
 	return false
+}
+
+// within reports whether p is dir or lies beneath it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }

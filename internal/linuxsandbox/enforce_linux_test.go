@@ -11,6 +11,7 @@ import (
 
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 func needABI(t *testing.T, n int) {
@@ -23,7 +24,7 @@ func needABI(t *testing.T, n int) {
 // evalSpell spells a rule's path as the kernel reaches it (the base's
 // /bin is a link on merged-/usr systems); the cage resolves and checks
 // links with pathresolve instead.
-func evalSpell(r PathRule) (string, error) {
+func evalSpell(r linux.PathRule) (string, error) {
 	p, err := filepath.EvalSymlinks(r.Path)
 	if errors.Is(err, os.ErrNotExist) {
 		return r.Path, nil
@@ -32,7 +33,7 @@ func evalSpell(r PathRule) (string, error) {
 }
 
 // hold opens rules for BuildRuleset.
-func hold(t *testing.T, rules []PathRule) *Handles {
+func hold(t *testing.T, rules []linux.PathRule) *Handles {
 	t.Helper()
 	h, err := OpenRules(rules, evalSpell)
 	if err != nil {
@@ -44,14 +45,14 @@ func hold(t *testing.T, rules []PathRule) *Handles {
 
 // spawn runs argv under pl with extra rules and returns its output and
 // exit status; err is Start's error.
-func spawn(t *testing.T, pl *Plan, rules []PathRule, argv ...string) (string, syscall.WaitStatus, error) {
+func spawn(t *testing.T, pl *linux.Plan, rules []linux.PathRule, argv ...string) (string, syscall.WaitStatus, error) {
 	t.Helper()
 	return spawnHeld(t, pl, hold(t, rules), rules, argv...)
 }
 
 // spawnHeld is spawn with the ruleset built from held handles; rules are
 // what the child's calls check (listing).
-func spawnHeld(t *testing.T, pl *Plan, held *Handles, rules []PathRule, argv ...string) (string, syscall.WaitStatus, error) {
+func spawnHeld(t *testing.T, pl *linux.Plan, held *Handles, rules []linux.PathRule, argv ...string) (string, syscall.WaitStatus, error) {
 	t.Helper()
 	rs, err := BuildRuleset(pl, held)
 	if err != nil {
@@ -93,13 +94,13 @@ func spawnCalls(t *testing.T, calls *Calls, argv ...string) (string, syscall.Wai
 	return string(out), ws, nil
 }
 
-func lower(t *testing.T, opts ...profile.Option) *Plan {
+func lower(t *testing.T, opts ...profile.Option) *linux.Plan {
 	t.Helper()
 	pol, err := profile.New(profile.BaseV1, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Lower(pol, Env{ABI: KernelABI(), Home: "/nonexistent-home"})
+	pl, err := linux.Lower(pol, linux.Env{ABI: KernelABI(), Home: "/nonexistent-home"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestEnforceBase(t *testing.T) {
 	}
 
 	// With the directory granted for writing, the same script works.
-	rules, err := pl.WithSpawn([]SpawnGrant{{Path: dir, Write: true, Dir: true}}, "")
+	rules, err := pl.WithSpawn([]linux.SpawnGrant{{Path: dir, Write: true, Dir: true}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestStepNames(t *testing.T) {
 }
 
 func TestCheckABI(t *testing.T) {
-	err := CheckABI(&Plan{MinABI: 99})
+	err := CheckABI(&linux.Plan{MinABI: 99})
 	var ae *ABIError
 	if !errors.As(err, &ae) || ae.Need != 99 || ae.Kernel == "" || !strings.Contains(err.Error(), ae.Kernel) {
 		t.Errorf("CheckABI(99) = %v", err)

@@ -11,7 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
+
+// fsRead is the lowering's read right: files and listings.
+const fsRead = linux.FSReadFile | linux.FSReadDir
 
 // linkTree makes dir/d (a directory holding f), dir/file, dir/dlink -> d
 // and dir/flink -> file, in the kernel's spelling.
@@ -122,12 +126,12 @@ func TestEnforceConfirmAt(t *testing.T) {
 // paths, refuses a link, and shares base rules' descriptors.
 func TestEnforceHandles(t *testing.T) {
 	dir := linkTree(t)
-	rules := []PathRule{
-		{Path: filepath.Join(dir, "d"), Access: fsRead, Layer: LayerPolicy},
-		{Path: filepath.Join(dir, "file"), Access: fsRead | FSReadDir, Layer: LayerPolicy},
-		{Path: filepath.Join(dir, "absent"), Access: fsRead, Layer: LayerPolicy},
-		{Path: filepath.Join(dir, "file/x"), Access: fsRead, Layer: LayerPolicy},
-		{Path: filepath.Join(dir, "d/f"), Access: FSReadFile, Layer: LayerBase},
+	rules := []linux.PathRule{
+		{Path: filepath.Join(dir, "d"), Access: fsRead, Layer: linux.LayerPolicy},
+		{Path: filepath.Join(dir, "file"), Access: fsRead | linux.FSReadDir, Layer: linux.LayerPolicy},
+		{Path: filepath.Join(dir, "absent"), Access: fsRead, Layer: linux.LayerPolicy},
+		{Path: filepath.Join(dir, "file/x"), Access: fsRead, Layer: linux.LayerPolicy},
+		{Path: filepath.Join(dir, "d/f"), Access: linux.FSReadFile, Layer: linux.LayerBase},
 	}
 	h, err := OpenRules(rules, nil)
 	if err != nil {
@@ -145,7 +149,7 @@ func TestEnforceHandles(t *testing.T) {
 			t.Errorf("%s: fd %d, want at least %d", r.path, r.fd, heldFloor())
 		}
 	}
-	if a := h.rules[1].access; a&FSReadDir != 0 {
+	if a := h.rules[1].access; a&linux.FSReadDir != 0 {
 		t.Errorf("a file's rule keeps %s, want file rights only", a)
 	}
 	h2, err := OpenRules(rules[4:], nil)
@@ -165,7 +169,7 @@ func TestEnforceHandles(t *testing.T) {
 	}
 	h2.Close()
 
-	_, err = OpenRules([]PathRule{{Path: filepath.Join(dir, "dlink"), Access: fsRead, Layer: LayerPolicy}}, nil)
+	_, err = OpenRules([]linux.PathRule{{Path: filepath.Join(dir, "dlink"), Access: fsRead, Layer: linux.LayerPolicy}}, nil)
 	if !errors.Is(err, ErrPathChanged) {
 		t.Errorf("a rule on a link: %v, want ErrPathChanged", err)
 	}
@@ -185,7 +189,7 @@ func TestEnforceHeldRulesBindInodes(t *testing.T) {
 	}
 	pl := lower(t, profile.Fork())
 	d := filepath.Join(dir, "d")
-	held := hold(t, append(pl.Rules, PathRule{Path: d, Access: fsRead, Layer: LayerPolicy}))
+	held := hold(t, append(pl.Rules, linux.PathRule{Path: d, Access: fsRead, Layer: linux.LayerPolicy}))
 	if err := os.Rename(d, d+".old"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 // Why a deny list with a ceiling, not an allowlist. The cage's confinement
 // is Landlock; seccomp refuses what Landlock cannot see. An allowlist (as

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 // The Linux Base V1, frozen like profile.BaseV1: what system programs and
 // the Go and Python runtimes need to start and run, and nothing of the home

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"slices"
@@ -53,7 +53,7 @@ func allShapes(t *testing.T) [][]SeccompRule {
 					if err != nil {
 						t.Fatal(err)
 					}
-					pl, err := Lower(pol, Env{Root: root, Accept: Gaps()})
+					pl, err := Lower(pol, Env{Root: root, Accept: profile.Gaps()})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"encoding/binary"
@@ -44,7 +44,7 @@ func runFilter(t *testing.T, prog []bpf.RawInstruction, data []byte) uint32 {
 	return uint32(out)
 }
 
-func mustPlan(t *testing.T, opts []profile.Option, accept ...Gap) *Plan {
+func mustPlan(t *testing.T, opts []profile.Option, accept ...profile.Gap) *Plan {
 	t.Helper()
 	pol, err := profile.New(profile.BaseV1, opts...)
 	if err != nil {
@@ -67,10 +67,10 @@ const (
 func TestFilterVM(t *testing.T) {
 	nonForking := mustPlan(t, nil)
 	forking := mustPlan(t, []profile.Option{profile.Fork()})
-	netOn := mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices)
-	loop := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 8080)}, GapLoopback)
-	unix := mustPlan(t, []profile.Option{profile.UnixSocket("/run/app.sock")}, GapUnixSocketPath)
-	loopAny := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, GapLoopback)
+	netOn := mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, profile.GapLocalServices)
+	loop := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 8080)}, profile.GapLoopback)
+	unix := mustPlan(t, []profile.Option{profile.UnixSocket("/run/app.sock")}, profile.GapUnixSocketPath)
+	loopAny := mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, profile.GapLoopback)
 	waived := mustPlan(t, []profile.Option{profile.Waive(profile.ProcessAccess)})
 
 	type call struct {
@@ -333,8 +333,8 @@ func TestFilterMatchesRules(t *testing.T) {
 	plans := []*Plan{
 		mustPlan(t, nil),
 		mustPlan(t, []profile.Option{profile.Fork()}),
-		mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, GapLocalServices),
-		mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 80), profile.UnixSocket("/x")}, GapLoopback, GapUnixSocketPath),
+		mustPlan(t, []profile.Option{profile.Network(profile.NetworkOn)}, profile.GapLocalServices),
+		mustPlan(t, []profile.Option{profile.Network(profile.NetworkLoopback, 80), profile.UnixSocket("/x")}, profile.GapLoopback, profile.GapUnixSocketPath),
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, arch := range []*Arch{ArchAMD64, ArchARM64} {
@@ -397,7 +397,7 @@ func FuzzFilterMatchesRules(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		pl, err := Lower(pol, Env{Accept: []Gap{GapLoopback}})
+		pl, err := Lower(pol, Env{Accept: []profile.Gap{profile.GapLoopback}})
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"strings"
@@ -6,26 +6,27 @@ import (
 
 // FSAccess is a set of Landlock filesystem rights, with the values of
 // LANDLOCK_ACCESS_FS_* in include/uapi/linux/landlock.h (defined here so
-// the plan builds on every OS).
+// the plan builds on every OS). Each right's meaning is the kernel's
+// (Documentation/userspace-api/landlock.rst, "Filesystem flags").
 type FSAccess uint64
 
 const (
-	FSExecute    FSAccess = 1 << iota // ABI 1
-	FSWriteFile                       // ABI 1
-	FSReadFile                        // ABI 1
-	FSReadDir                         // ABI 1
-	FSRemoveDir                       // ABI 1
-	FSRemoveFile                      // ABI 1
-	FSMakeChar                        // ABI 1
-	FSMakeDir                         // ABI 1
-	FSMakeReg                         // ABI 1
-	FSMakeSock                        // ABI 1
-	FSMakeFifo                        // ABI 1
-	FSMakeBlock                       // ABI 1
-	FSMakeSym                         // ABI 1
-	FSRefer                           // ABI 2
-	FSTruncate                        // ABI 3
-	FSIoctlDev                        // ABI 5
+	FSExecute    FSAccess = 1 << iota // execute a file (ABI 1)
+	FSWriteFile                       // open a file for writing (ABI 1)
+	FSReadFile                        // open a file for reading (ABI 1)
+	FSReadDir                         // open a directory, list it (ABI 1)
+	FSRemoveDir                       // remove an empty directory, rename one away (ABI 1)
+	FSRemoveFile                      // unlink a file, rename one away (ABI 1)
+	FSMakeChar                        // create a character device (ABI 1)
+	FSMakeDir                         // create a directory (ABI 1)
+	FSMakeReg                         // create a regular file (ABI 1)
+	FSMakeSock                        // create a Unix socket file (ABI 1)
+	FSMakeFifo                        // create a named pipe (ABI 1)
+	FSMakeBlock                       // create a block device (ABI 1)
+	FSMakeSym                         // create a symbolic link (ABI 1)
+	FSRefer                           // link or rename a file into another directory (ABI 2)
+	FSTruncate                        // truncate a file (ABI 3)
+	FSIoctlDev                        // ioctl on a character or block device (ABI 5)
 )
 
 var fsNames = []string{
@@ -34,9 +35,9 @@ var fsNames = []string{
 	"refer", "truncate", "ioctl_dev",
 }
 
-// fsFileRights are the rights Landlock accepts on a rule whose path is not
+// FSFileRights are the rights Landlock accepts on a rule whose path is not
 // a directory (landlock_add_rule returns EINVAL for the others).
-const fsFileRights = FSExecute | FSWriteFile | FSReadFile | FSTruncate | FSIoctlDev
+const FSFileRights = FSExecute | FSWriteFile | FSReadFile | FSTruncate | FSIoctlDev
 
 // Named groups the lowering uses.
 const (
@@ -63,6 +64,8 @@ func fsRightsAt(abi int) FSAccess {
 	return a
 }
 
+// String lists the rights by their Landlock names ("read_file|read_dir"),
+// "none" for the empty set.
 func (a FSAccess) String() string { return bitNames(uint64(a), fsNames) }
 
 // NetAccess is a set of Landlock network rights (LANDLOCK_ACCESS_NET_*,
@@ -70,10 +73,12 @@ func (a FSAccess) String() string { return bitNames(uint64(a), fsNames) }
 type NetAccess uint64
 
 const (
-	NetBindTCP    NetAccess = 1 << iota // ABI 4
-	NetConnectTCP                       // ABI 4
+	NetBindTCP    NetAccess = 1 << iota // bind a TCP socket to a port (ABI 4)
+	NetConnectTCP                       // connect a TCP socket to a port (ABI 4)
 )
 
+// String lists the rights ("bind_tcp|connect_tcp"), "none" for the empty
+// set.
 func (a NetAccess) String() string { return bitNames(uint64(a), []string{"bind_tcp", "connect_tcp"}) }
 
 // Scope is a set of Landlock scopes (LANDLOCK_SCOPE_*, ABI 6): what the
@@ -85,6 +90,8 @@ const (
 	ScopeSignal                               // signals to processes outside the domain
 )
 
+// String lists the scopes ("abstract_unix_socket|signal"), "none" for the
+// empty set.
 func (s Scope) String() string {
 	return bitNames(uint64(s), []string{"abstract_unix_socket", "signal"})
 }

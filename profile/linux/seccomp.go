@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"errors"
@@ -24,10 +24,11 @@ import (
 type Errno uint16
 
 const (
-	EPERM  Errno = 1
-	ENOSYS Errno = 38
+	EPERM  Errno = 1  // refused: the caller is not permitted
+	ENOSYS Errno = 38 // no such system call: callers fall back to an older one
 )
 
+// String returns the errno's name, or "errno N".
 func (e Errno) String() string {
 	switch e {
 	case EPERM:
@@ -55,12 +56,18 @@ const (
 // Cond is one condition on an argument; a rule's conditions all hold for
 // it to match.
 type Cond struct {
-	Arg  int // 0..5
-	Op   CondOp
+	// Arg is the system call argument compared, 0 to 5.
+	Arg int
+	// Op is the comparison.
+	Op CondOp
+	// Mask is the bits OpMaskAny, OpMaskNone and OpMaskedNe test.
 	Mask uint32
+	// Vals are the values OpIn, OpNotIn and OpMaskedNe compare with.
 	Vals []uint32
 }
 
+// String renders the condition as the plan's text shows it
+// ("arg0&0x7e020000 != 0").
 func (c Cond) String() string {
 	vals := make([]string, len(c.Vals))
 	for i, v := range c.Vals {
@@ -93,12 +100,18 @@ func (c Cond) String() string {
 // confinement itself, but a system call newer than the review answers
 // ENOSYS until it is classified.
 type SeccompRule struct {
+	// Syscall is the system call's name, as in the kernel's unistd.h.
 	Syscall string
-	Conds   []Cond
-	Errno   Errno
-	Why     string
+	// Conds must all hold for the rule to match; none: every call.
+	Conds []Cond
+	// Errno is the error the call returns when the rule matches.
+	Errno Errno
+	// Why says why the call is refused.
+	Why string
 }
 
+// String renders the rule as the plan's text shows it
+// ("clone if arg0&0x10000 == 0 -> EPERM").
 func (r SeccompRule) String() string {
 	var cs []string
 	for _, c := range r.Conds {
@@ -113,6 +126,7 @@ func (r SeccompRule) String() string {
 
 // Arch is a Linux architecture the filter can be built for.
 type Arch struct {
+	// Name is the GOARCH value.
 	Name      string
 	AuditArch uint32 // AUDIT_ARCH_* (include/uapi/linux/audit.h)
 	// X32 marks x86_64, whose x32 ABI reaches the same entry with
@@ -172,7 +186,7 @@ func (a *Arch) Syscall(name string) (uint32, bool) {
 
 // ErrFilterTooLong is returned when a rule block needs a jump longer than
 // classic BPF's 255 instructions.
-var ErrFilterTooLong = errors.New("linuxsandbox: seccomp rule block too long for BPF jumps")
+var ErrFilterTooLong = errors.New("linux: seccomp rule block too long for BPF jumps")
 
 // Filter assembles rules into a seccomp program for arch. Rules naming a
 // system call the arch lacks are skipped (there is nothing to deny). The
@@ -232,7 +246,7 @@ func ruleBlock(r SeccompRule) ([]bpf.Instruction, error) {
 	var code []ins
 	for _, c := range r.Conds {
 		if c.Arg < 0 || c.Arg > 5 {
-			return nil, fmt.Errorf("linuxsandbox: argument %d out of range", c.Arg)
+			return nil, fmt.Errorf("linux: argument %d out of range", c.Arg)
 		}
 		code = append(code, ins{in: bpf.LoadAbsolute{Off: uint32(offArgs + 8*c.Arg), Size: 4}})
 		switch c.Op {
@@ -241,7 +255,7 @@ func ruleBlock(r SeccompRule) ([]bpf.Instruction, error) {
 			// final fail jump. Built below by counting.
 			n := len(c.Vals)
 			if n == 0 {
-				return nil, errors.New("linuxsandbox: empty value set")
+				return nil, errors.New("linux: empty value set")
 			}
 			if n > 255 {
 				return nil, ErrFilterTooLong
@@ -260,13 +274,13 @@ func ruleBlock(r SeccompRule) ([]bpf.Instruction, error) {
 			code = append(code, ins{in: bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: c.Mask}, failTrue: true})
 		case OpMaskedNe:
 			if len(c.Vals) != 1 {
-				return nil, errors.New("linuxsandbox: masked compare needs one value")
+				return nil, errors.New("linux: masked compare needs one value")
 			}
 			code = append(code,
 				ins{in: bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: c.Mask}},
 				ins{in: bpf.JumpIf{Cond: bpf.JumpEqual, Val: c.Vals[0]}, failTrue: true})
 		default:
-			return nil, fmt.Errorf("linuxsandbox: unknown condition op %d", c.Op)
+			return nil, fmt.Errorf("linux: unknown condition op %d", c.Op)
 		}
 	}
 	// Layout: code..., ret, reload. A fail jump goes to reload.

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 	"github.com/procage-go/procage/profile"
 )
 
-// Layer says where a path rule comes from.
+// Layer says where a path rule comes from. Plans list the layers in this
+// order.
 type Layer string
 
 const (
-	LayerBase   Layer = "base"   // the Linux Base V1
+	LayerBase   Layer = "base"   // the Linux Base V1 (base.go), in every plan
 	LayerPolicy Layer = "policy" // the policy's own rules
-	LayerGrant  Layer = "grant"  // a spawn's grants
+	LayerGrant  Layer = "grant"  // a spawn's grants (Plan.WithSpawn)
 	LayerTemp   Layer = "temp"   // a spawn's private temporary directory
 )
 
@@ -22,113 +23,22 @@ const (
 // a file: that file). Paths that do not exist when the ruleset is built are
 // skipped: a Landlock rule attaches to an existing file.
 type PathRule struct {
-	Path   string
-	Access FSAccess
-	Layer  Layer
-	Why    string `json:",omitempty"`
-}
-
-// NetRule allows Access on one TCP port.
-type NetRule struct {
-	Port   uint16
-	Access NetAccess
-}
-
-// Gap names a part of a policy Linux cannot enforce. A plan containing one
-// is refused with a *GapError unless the caller accepts it by name; an
-// accepted gap is listed in the plan and not enforced.
-type Gap string
-
-const (
-	// GapSecrets: a secrets path (~/.ssh, ~/.aws, ...) lies inside a tree
-	// the policy allows. Landlock rules only add access: a rule on a
-	// directory covers everything beneath it, so no deny inside it
-	// (include/uapi/linux/landlock.h).
-	GapSecrets Gap = "secrets-inside-allowed-tree"
-	// GapTrustHandoff: the policy allows writing a tree, and git hooks and
-	// config (in any tree) or shell startup files inside it cannot be
-	// denied.
-	GapTrustHandoff Gap = "trust-handoff-inside-writable-tree"
-	// GapLoopback: network loopback mode. Landlock filters TCP by port,
-	// not by address (ABI 4), so any host is reachable on an allowed port;
-	// UDP is then refused altogether. listen() on an unbound socket binds
-	// an ephemeral port itself, with no bind for Landlock to check
-	// (landlock-lsm/linux#15), so the child can also listen on an unlisted
-	// port on every interface.
-	GapLoopback Gap = "network-loopback"
-	// GapLocalServices: network on, without opting in to every localhost
-	// port ([profile.AnyPort]) and listening on every interface
-	// ([profile.ListenAnyInterface]). Landlock cannot tell localhost from
-	// a remote host, nor a localhost bind from a wildcard one, so local
-	// services (a debugger inspector, Docker over TCP, an IDE server) stay
-	// reachable on every port and the child may listen on every interface.
-	GapLocalServices Gap = "network-on-local-services"
-	// GapUnixSocketPath: allowing one Unix socket by path. Before Landlock
-	// ABI 9 connect() to a path-named socket is not restricted, so
-	// allowing socket(AF_UNIX) allows every such socket the process can
-	// reach (navikt/cplt#240, Zouuup/landrun#43).
-	GapUnixSocketPath Gap = "unix-socket-path"
-	// GapMach: Mach service names mean nothing on Linux.
-	GapMach Gap = "mach-services"
-	// GapSeatbelt: raw Seatbelt rules cannot be translated.
-	GapSeatbelt Gap = "seatbelt-rules"
-	// GapExecTargetOnly: Landlock checks the execute right at execve only;
-	// ld.so runs any readable binary and memfd_create + fexecve any
-	// readable bytes (landlock-lsm/linux#37), so "only the target" is
-	// not enforceable. Accepted, the base's and policy's Exec trees stay
-	// executable.
-	GapExecTargetOnly Gap = "exec-target-only"
-)
-
-// Gaps returns every Gap, in report order.
-func Gaps() []Gap {
-	return []Gap{GapSecrets, GapTrustHandoff, GapLoopback, GapLocalServices, GapUnixSocketPath, GapMach, GapSeatbelt, GapExecTargetOnly}
-}
-
-// ParseGap returns the Gap named s.
-func ParseGap(s string) (Gap, error) {
-	for _, g := range Gaps() {
-		if string(g) == s {
-			return g, nil
-		}
-	}
-	return "", fmt.Errorf("unknown gap %q", s)
-}
-
-// GapPart is one occurrence of a gap in a plan: the Gap and what exactly.
-type GapPart struct {
-	Gap Gap
-	// Class is the hard-deny class whose protected paths the part is
-	// about ("" for the other gaps).
-	Class profile.Class
-	// Path is the rule, grant or socket the part is about ("" where the
-	// gap is the policy's as a whole).
+	// Path is the kernel spelling of the file or directory.
 	Path string
-	// Protected lists the class's protected paths inside Path.
-	Protected []string
-	Detail    string
+	// Access is what the rule allows; on a file only [FSFileRights].
+	Access FSAccess
+	// Layer is where the rule comes from.
+	Layer Layer
+	// Why says what the rule is for (base rules only).
+	Why string `json:",omitempty"`
 }
 
-func (p GapPart) String() string { return string(p.Gap) + ": " + p.Detail }
-
-// GapError lists the parts of a policy Linux cannot enforce that the
-// caller did not accept. Accept them by name (cage.AcceptGaps) or change
-// the policy (waive the class, drop the rule).
-type GapError struct {
-	Parts []GapPart
-}
-
-func (e *GapError) Error() string {
-	parts := make([]string, len(e.Parts))
-	for i, p := range e.Parts {
-		parts[i] = string(p.Gap) + " (" + p.Detail + ")"
-	}
-	return "linux cannot enforce: " + strings.Join(parts, "; ")
-}
-
-// Has reports whether the error lists gap g.
-func (e *GapError) Has(g Gap) bool {
-	return slices.ContainsFunc(e.Parts, func(p GapPart) bool { return p.Gap == g })
+// NetRule allows Access on one TCP port (Landlock ABI 4).
+type NetRule struct {
+	// Port is the TCP port, in host byte order.
+	Port uint16
+	// Access is what the rule allows on the port: bind, connect or both.
+	Access NetAccess
 }
 
 // Env is what lowering needs besides the policy.
@@ -147,7 +57,7 @@ type Env struct {
 	// kernel spellings (profile.Env.ProtectedAt).
 	ProtectedAt map[string]string
 	// Accept lists the gaps the caller accepts.
-	Accept []Gap
+	Accept []profile.Gap
 	// ABI is the Landlock ABI to plan for (the kernel's); 0 means MaxABI.
 	// A higher value is treated as MaxABI.
 	ABI int
@@ -157,19 +67,39 @@ type Env struct {
 	Root bool
 }
 
-// Plan is a policy lowered to Landlock and seccomp.
+// Plan is a policy lowered to Landlock and seccomp: everything a Linux
+// child gets. A right the ruleset handles is denied unless a rule allows
+// it; a system call no seccomp rule matches is allowed (up to the reviewed
+// table, see [Filter]). String renders it for people, MarshalJSON for
+// tools.
 type Plan struct {
-	ABI        int      // the ABI planned for
-	MinABI     int      // the lowest ABI that enforces this plan
-	HandledFS  FSAccess // every filesystem right the ruleset restricts
+	// ABI is the Landlock ABI planned for: the rights and scopes it knows
+	// are handled.
+	ABI int
+	// MinABI is the lowest ABI that enforces this plan; the needs behind it
+	// are listed in the plan's text.
+	MinABI int
+	// HandledFS is every filesystem right the ruleset restricts: all that
+	// ABI knows, so none is left open.
+	HandledFS FSAccess
+	// HandledNet is the TCP rights the ruleset restricts: bind and connect
+	// with the network off or loopback ports; none where every port is
+	// allowed or below ABI 4.
 	HandledNet NetAccess
-	Scopes     Scope
-	Rules      []PathRule
-	NetRules   []NetRule
-	Seccomp    []SeccompRule
-	Forking    bool
-	Network    profile.NetworkMode
-	Accepted   []GapPart // gaps present and accepted: not enforced
+	// Scopes are what the child may not reach outside its Landlock domain.
+	Scopes Scope
+	// Rules are the path rules, by layer, then path.
+	Rules []PathRule
+	// NetRules are the TCP ports allowed when HandledNet is not empty.
+	NetRules []NetRule
+	// Seccomp are the filter's rules, in match order.
+	Seccomp []SeccompRule
+	// Forking is the policy's Fork: the child may create processes.
+	Forking bool
+	// Network is the policy's network mode.
+	Network profile.NetworkMode
+	// Accepted are the gaps present and accepted: not enforced.
+	Accepted []profile.GapPart
 	// Denied lists the rights the hard-deny classes took away from policy
 	// rules on or beneath a protected path (a deny beats an allow, as on
 	// macOS).
@@ -179,7 +109,7 @@ type Plan struct {
 
 	needs   []abiNeed // what sets MinABI
 	home    string
-	accept  []Gap
+	accept  []profile.Gap
 	secrets bool // the secrets class is in force
 	trust   bool // the trust-handoff class is in force
 }
@@ -191,7 +121,7 @@ type abiNeed struct {
 }
 
 // Lower turns a policy into a Linux plan. Parts Linux cannot enforce are
-// a *GapError unless env.Accept names them.
+// a *profile.GapError unless env.Accept names them.
 func Lower(p profile.Policy, env Env) (*Plan, error) {
 	abi := env.ABI
 	if abi <= 0 || abi > MaxABI {
@@ -205,7 +135,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		}
 		return s
 	}
-	var gaps []GapPart
+	var gaps []profile.GapPart
 
 	// Filesystem: handle every right the ABI knows, so none is left open.
 	pl.HandledFS = fsRightsAt(abi)
@@ -228,7 +158,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 			a |= fsRead | fsExec
 		}
 		if r.Target == profile.Literal {
-			a &= fsFileRights
+			a &= FSFileRights
 		}
 		pr, denials, parts := hd.apply(PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy}, r.Target != profile.Literal)
 		pl.Denied = append(pl.Denied, denials...)
@@ -247,10 +177,10 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		for _, s := range p.UnixSockets() {
 			s = resolve(s)
 			if e, ok := hd.covers(s); ok {
-				gaps = append(gaps, GapPart{Gap: classGap(e.Class), Class: e.Class, Path: s, Protected: []string{e.Path},
+				gaps = append(gaps, profile.GapPart{Gap: classGap(e.Class), Class: e.Class, Path: s, Protected: []string{e.Path},
 					Detail: fmt.Sprintf("%s protects the Unix socket %s (under %s), and Landlock cannot filter connect() by path before ABI 9", e.Class, s, e.Path)})
 			}
-			gaps = append(gaps, GapPart{Gap: GapUnixSocketPath, Path: s, Detail: fmt.Sprintf("allowing %s allows connect() to every path-named Unix socket before Landlock ABI 9", s)})
+			gaps = append(gaps, profile.GapPart{Gap: profile.GapUnixSocketPath, Path: s, Detail: fmt.Sprintf("allowing %s allows connect() to every path-named Unix socket before Landlock ABI 9", s)})
 		}
 	}
 	var ns netShape
@@ -261,7 +191,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		// (handled, no port allowed) add a second layer.
 		pl.HandledNet = NetBindTCP | NetConnectTCP
 	case profile.NetworkLoopback:
-		gaps = append(gaps, GapPart{Gap: GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port, and listen() without bind() listens on an unlisted ephemeral port on every interface (landlock-lsm/linux#15)"})
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port, and listen() without bind() listens on an unlisted ephemeral port on every interface (landlock-lsm/linux#15)"})
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.why = "network loopback: TCP sockets only"
@@ -275,7 +205,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		}
 	case profile.NetworkOn:
 		if !anyPort || !p.ListensAnyInterface() {
-			gaps = append(gaps, GapPart{Gap: GapLocalServices, Detail: "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
+			gaps = append(gaps, profile.GapPart{Gap: profile.GapLocalServices, Detail: "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})
 		}
 		ns.families = []uint32{afInet, afInet6, afNetlink}
 		ns.netlinkRouteOnly = true
@@ -291,13 +221,13 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	}
 
 	if len(p.MachServices()) > 0 {
-		gaps = append(gaps, GapPart{Gap: GapMach, Detail: strings.Join(p.MachServices(), ", ")})
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapMach, Detail: strings.Join(p.MachServices(), ", ")})
 	}
 	if len(p.SeatbeltRules()) > 0 {
-		gaps = append(gaps, GapPart{Gap: GapSeatbelt, Detail: fmt.Sprintf("%d raw Seatbelt rules", len(p.SeatbeltRules()))})
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapSeatbelt, Detail: fmt.Sprintf("%d raw Seatbelt rules", len(p.SeatbeltRules()))})
 	}
 	if p.ExecTargetOnly() {
-		gaps = append(gaps, GapPart{Gap: GapExecTargetOnly, Detail: "ld.so and memfd_create+fexecve run any readable file; Landlock checks execute at execve only"})
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapExecTargetOnly, Detail: "ld.so and memfd_create+fexecve run any readable file; Landlock checks execute at execve only"})
 	}
 
 	// Process access: ptrace is limited to the domain from ABI 1; signals
@@ -325,7 +255,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	}
 	sortRules(pl.Rules)
 
-	var refused []GapPart
+	var refused []profile.GapPart
 	for _, g := range gaps {
 		if slices.Contains(env.Accept, g.Gap) {
 			pl.Accepted = append(pl.Accepted, g)
@@ -334,7 +264,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		}
 	}
 	if len(refused) > 0 {
-		return nil, &GapError{Parts: refused}
+		return nil, &profile.GapError{Parts: refused}
 	}
 	return pl, nil
 }
@@ -376,7 +306,7 @@ type SpawnGrant struct {
 // and private temporary directory ("" = none). A grant on or beneath a
 // protected path loses the rights its class refuses there, as the
 // policy's rules do; a directory grant holding a protected path (a
-// writable one: git hooks in any tree) is a *GapError unless the plan
+// writable one: git hooks in any tree) is a *profile.GapError unless the plan
 // accepted the gap or the class is waived. The private temporary
 // directory is procage's own, starts empty and is removed at run end:
 // only a protected path at or inside it is a gap.
@@ -386,14 +316,14 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 	if hd == nil {
 		hd = &hardDeny{}
 	}
-	var parts []GapPart
+	var parts []profile.GapPart
 	for _, g := range grants {
 		a := fsRead
 		if g.Write {
 			a |= fsWrite
 		}
 		if !g.Dir {
-			a &= fsFileRights
+			a &= FSFileRights
 		}
 		r, _, ps := hd.apply(PathRule{Path: g.Path, Access: a & pl.HandledFS, Layer: LayerGrant}, g.Dir)
 		for _, p := range ps {
@@ -408,20 +338,20 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 	if temp != "" {
 		r := PathRule{Path: temp, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerTemp}
 		if _, denials, ps := hd.apply(r, true); len(denials) > 0 || !onlyGit(ps) {
-			parts = append(parts, GapPart{Gap: GapSecrets, Path: temp,
+			parts = append(parts, profile.GapPart{Gap: profile.GapSecrets, Path: temp,
 				Detail: fmt.Sprintf("the private temporary directory %s lies at, beneath or above a protected path", temp)})
 		}
 		rules = append(rules, r)
 	}
 	if len(parts) > 0 {
-		return nil, &GapError{Parts: parts}
+		return nil, &profile.GapError{Parts: parts}
 	}
 	return rules, nil
 }
 
 // onlyGit reports whether the parts are only about the git directories
 // any tree may hold.
-func onlyGit(ps []GapPart) bool {
+func onlyGit(ps []profile.GapPart) bool {
 	for _, p := range ps {
 		if !slices.Equal(p.Protected, []string{".git"}) {
 			return false

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"encoding/json"
@@ -18,25 +18,25 @@ func TestGapsRefused(t *testing.T) {
 	tests := []struct {
 		name string
 		opts []profile.Option
-		want []Gap
+		want []profile.Gap
 	}{
-		{"home readable covers secrets", []profile.Option{profile.Read("/home/u")}, []Gap{GapSecrets}},
-		{"home writable: secrets and startup files", []profile.Option{profile.ReadWrite("/home/u")}, []Gap{GapSecrets, GapTrustHandoff}},
-		{"root readable", []profile.Option{profile.Read("/")}, []Gap{GapSecrets}},
-		{"writable project: git hooks", []profile.Option{profile.ReadWrite("/work/p")}, []Gap{GapTrustHandoff}},
-		{"home's parent readable", []profile.Option{profile.Read("/home")}, []Gap{GapSecrets}},
-		{"readable ~/.config holds gh and gcloud", []profile.Option{profile.Read("/home/u/.config")}, []Gap{GapSecrets}},
-		{"writable ~/.local holds the Python user site", []profile.Option{profile.ReadWrite("/home/u/.local"), profile.Waive(profile.Secrets)}, []Gap{GapTrustHandoff}},
-		{"Unix socket of gpg-agent", []profile.Option{profile.UnixSocket("/home/u/.gnupg/S.gpg-agent")}, []Gap{GapSecrets, GapUnixSocketPath}},
-		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, []Gap{GapLoopback}},
-		{"network on", []profile.Option{profile.Network(profile.NetworkOn)}, []Gap{GapLocalServices}},
-		{"network on, named localhost port", []profile.Option{profile.Network(profile.NetworkOn, 8080)}, []Gap{GapLocalServices}},
-		{"network on, any port, localhost listening", []profile.Option{profile.Network(profile.NetworkOn, profile.AnyPort)}, []Gap{GapLocalServices}},
-		{"loopback ports", []profile.Option{profile.Network(profile.NetworkLoopback, 80, 443)}, []Gap{GapLoopback}},
-		{"unix socket", []profile.Option{profile.UnixSocket("/run/x.sock")}, []Gap{GapUnixSocketPath}},
-		{"mach", []profile.Option{profile.MachLookup("com.example.x")}, []Gap{GapMach}},
-		{"seatbelt", []profile.Option{profile.Seatbelt(`(allow file-read* (literal "/x"))`)}, []Gap{GapSeatbelt}},
-		{"exec target only", []profile.Option{profile.ExecTargetOnly()}, []Gap{GapExecTargetOnly}},
+		{"home readable covers secrets", []profile.Option{profile.Read("/home/u")}, []profile.Gap{profile.GapSecrets}},
+		{"home writable: secrets and startup files", []profile.Option{profile.ReadWrite("/home/u")}, []profile.Gap{profile.GapSecrets, profile.GapTrustHandoff}},
+		{"root readable", []profile.Option{profile.Read("/")}, []profile.Gap{profile.GapSecrets}},
+		{"writable project: git hooks", []profile.Option{profile.ReadWrite("/work/p")}, []profile.Gap{profile.GapTrustHandoff}},
+		{"home's parent readable", []profile.Option{profile.Read("/home")}, []profile.Gap{profile.GapSecrets}},
+		{"readable ~/.config holds gh and gcloud", []profile.Option{profile.Read("/home/u/.config")}, []profile.Gap{profile.GapSecrets}},
+		{"writable ~/.local holds the Python user site", []profile.Option{profile.ReadWrite("/home/u/.local"), profile.Waive(profile.Secrets)}, []profile.Gap{profile.GapTrustHandoff}},
+		{"Unix socket of gpg-agent", []profile.Option{profile.UnixSocket("/home/u/.gnupg/S.gpg-agent")}, []profile.Gap{profile.GapSecrets, profile.GapUnixSocketPath}},
+		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, []profile.Gap{profile.GapLoopback}},
+		{"network on", []profile.Option{profile.Network(profile.NetworkOn)}, []profile.Gap{profile.GapLocalServices}},
+		{"network on, named localhost port", []profile.Option{profile.Network(profile.NetworkOn, 8080)}, []profile.Gap{profile.GapLocalServices}},
+		{"network on, any port, localhost listening", []profile.Option{profile.Network(profile.NetworkOn, profile.AnyPort)}, []profile.Gap{profile.GapLocalServices}},
+		{"loopback ports", []profile.Option{profile.Network(profile.NetworkLoopback, 80, 443)}, []profile.Gap{profile.GapLoopback}},
+		{"unix socket", []profile.Option{profile.UnixSocket("/run/x.sock")}, []profile.Gap{profile.GapUnixSocketPath}},
+		{"mach", []profile.Option{profile.MachLookup("com.example.x")}, []profile.Gap{profile.GapMach}},
+		{"seatbelt", []profile.Option{profile.Seatbelt(`(allow file-read* (literal "/x"))`)}, []profile.Gap{profile.GapSeatbelt}},
+		{"exec target only", []profile.Option{profile.ExecTargetOnly()}, []profile.Gap{profile.GapExecTargetOnly}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,11 +45,11 @@ func TestGapsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = Lower(pol, Env{Home: "/home/u"})
-			ge, ok := errors.AsType[*GapError](err)
+			ge, ok := errors.AsType[*profile.GapError](err)
 			if !ok {
-				t.Fatalf("Lower = %v, want *GapError", err)
+				t.Fatalf("Lower = %v, want *profile.GapError", err)
 			}
-			var got []Gap
+			var got []profile.Gap
 			for _, p := range ge.Parts {
 				if !slices.Contains(got, p.Gap) {
 					got = append(got, p.Gap)
@@ -74,7 +74,7 @@ func TestGapsRefused(t *testing.T) {
 				t.Fatalf("Lower with the gaps accepted: %v", err)
 			}
 			for _, g := range tt.want {
-				if !slices.ContainsFunc(pl.Accepted, func(p GapPart) bool { return p.Gap == g }) {
+				if !slices.ContainsFunc(pl.Accepted, func(p profile.GapPart) bool { return p.Gap == g }) {
 					t.Errorf("accepted gap %s not in the plan", g)
 				}
 				if !strings.Contains(pl.String(), "ACCEPTED GAP (not enforced) "+string(g)) {
@@ -107,10 +107,10 @@ func TestWaivedClassIsNoGap(t *testing.T) {
 
 func TestGrantCoveringSecrets(t *testing.T) {
 	pl := mustPlan(t, nil)
-	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u", Dir: true}}, ""); !isGap(err, GapSecrets) {
+	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u", Dir: true}}, ""); !isGap(err, profile.GapSecrets) {
 		t.Errorf("grant of home: %v, want a secrets gap", err)
 	}
-	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/work/out", Write: true, Dir: true}}, ""); !isGap(err, GapTrustHandoff) {
+	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/work/out", Write: true, Dir: true}}, ""); !isGap(err, profile.GapTrustHandoff) {
 		t.Errorf("write grant: %v, want a trust-handoff gap", err)
 	}
 	if _, err := pl.WithSpawn(nil, "/tmp/procage-run-1"); err != nil {
@@ -130,14 +130,14 @@ func TestGrantCoveringSecrets(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("spawn rules (-want +got):\n%s", diff)
 	}
-	accepted := mustPlan(t, nil, GapSecrets)
+	accepted := mustPlan(t, nil, profile.GapSecrets)
 	if _, err := accepted.WithSpawn([]SpawnGrant{{Path: "/home/u", Dir: true}}, ""); err != nil {
 		t.Errorf("grant of home with the gap accepted: %v", err)
 	}
 }
 
-func isGap(err error, g Gap) bool {
-	ge, ok := errors.AsType[*GapError](err)
+func isGap(err error, g profile.Gap) bool {
+	ge, ok := errors.AsType[*profile.GapError](err)
 	return ok && ge.Has(g)
 }
 
@@ -154,7 +154,7 @@ func TestMinABI(t *testing.T) {
 		{"waived, loopback any port", []profile.Option{profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, profile.AnyPort)}, 3},
 	}
 	for _, tt := range tests {
-		pl := mustPlan(t, tt.opts, GapLoopback)
+		pl := mustPlan(t, tt.opts, profile.GapLoopback)
 		if pl.MinABI != tt.want {
 			t.Errorf("%s: MinABI = %d, want %d", tt.name, pl.MinABI, tt.want)
 		}
@@ -217,7 +217,7 @@ func TestPlanRules(t *testing.T) {
 }
 
 func TestPlanTextAndJSON(t *testing.T) {
-	pl := mustPlan(t, []profile.Option{profile.Read("/data"), profile.Network(profile.NetworkLoopback, 8080)}, GapLoopback)
+	pl := mustPlan(t, []profile.Option{profile.Read("/data"), profile.Network(profile.NetworkLoopback, 8080)}, profile.GapLoopback)
 	text := pl.String()
 	for _, want := range []string{
 		"Landlock ABI 7 planned, at least 6 needed",
@@ -263,7 +263,7 @@ func TestPlanTextAndJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		t.Fatal(err)
 	}
-	if j.MinABI != 6 || len(j.NetRules) != 1 || j.NetRules[0].Port != 8080 || len(j.Accepted) != 1 || j.Accepted[0].Gap != string(GapLoopback) {
+	if j.MinABI != 6 || len(j.NetRules) != 1 || j.NetRules[0].Port != 8080 || len(j.Accepted) != 1 || j.Accepted[0].Gap != string(profile.GapLoopback) {
 		t.Errorf("JSON: %s", b)
 	}
 	if !slices.ContainsFunc(j.Rules, func(r struct {
@@ -285,17 +285,6 @@ func TestPlanTextAndJSON(t *testing.T) {
 		return s.Syscall == "socket" && strings.Contains(s.If, "arg1&0xf != 0x1") && s.Errno == "EPERM"
 	}) {
 		t.Errorf("JSON seccomp lacks the loopback UDP rule: %s", b)
-	}
-}
-
-func TestParseGap(t *testing.T) {
-	for _, g := range Gaps() {
-		if got, err := ParseGap(string(g)); err != nil || got != g {
-			t.Errorf("ParseGap(%q) = %q, %v", g, got, err)
-		}
-	}
-	if _, err := ParseGap("nope"); err == nil {
-		t.Error("ParseGap(nope): nil error")
 	}
 }
 
@@ -336,7 +325,7 @@ func TestHardDenyStrips(t *testing.T) {
 		if !strings.Contains(pl.String(), "hard-deny "+string(tt.class)+": policy "+tt.path) {
 			t.Errorf("%s: the plan does not show the denial:\n%s", tt.name, pl.String())
 		}
-		waived := mustPlan(t, []profile.Option{tt.opt, profile.Waive(tt.class)}, GapTrustHandoff)
+		waived := mustPlan(t, []profile.Option{tt.opt, profile.Waive(tt.class)}, profile.GapTrustHandoff)
 		if len(waived.Denied) != 0 {
 			t.Errorf("%s, class waived: denied %v", tt.name, waived.Denied)
 		}
@@ -350,13 +339,13 @@ func TestHardDenyStrips(t *testing.T) {
 	}
 	want := []PathRule{
 		{Path: "/w/p/.git/config", Access: FSReadFile, Layer: LayerGrant},
-		{Path: "/w/p/.git/index", Access: (fsRead | fsWrite) & fsFileRights, Layer: LayerGrant},
-		{Path: "/dev/pts/3", Access: (fsRead | fsWrite) & fsFileRights, Layer: LayerGrant},
+		{Path: "/w/p/.git/index", Access: (fsRead | fsWrite) & FSFileRights, Layer: LayerGrant},
+		{Path: "/dev/pts/3", Access: (fsRead | fsWrite) & FSFileRights, Layer: LayerGrant},
 	}
 	if diff := cmp.Diff(want, rules[len(pl.Rules):]); diff != "" {
 		t.Errorf("spawn rules (-want +got):\n%s", diff)
 	}
-	if _, err := pl.WithSpawn(nil, "/home/u/.ssh/tmp"); !isGap(err, GapSecrets) {
+	if _, err := pl.WithSpawn(nil, "/home/u/.ssh/tmp"); !isGap(err, profile.GapSecrets) {
 		t.Errorf("a private temporary directory inside ~/.ssh: %v, want a secrets gap", err)
 	}
 }

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"fmt"
@@ -17,13 +17,20 @@ import (
 // Denial is a rule's rights a hard-deny class took away: Path lies at or
 // beneath the class's protected Protected.
 type Denial struct {
-	Class     profile.Class
-	Protected string // the protected entry's path (".git" for every git directory)
-	Path      string // the rule's path
-	Layer     Layer
-	Access    FSAccess // what was taken away
+	// Class is the hard-deny class that took the rights.
+	Class profile.Class
+	// Protected is the protected entry's path, with a "*" for a prefix
+	// (".git" for every git directory).
+	Protected string
+	// Path is the rule's path.
+	Path string
+	// Layer is the rule's layer: policy or grant.
+	Layer Layer
+	// Access is what was taken away.
+	Access FSAccess
 }
 
+// String describes the denial on one line, as the plan's text shows it.
 func (d Denial) String() string {
 	return fmt.Sprintf("%s: %s %s loses %s (protected %s)", d.Class, d.Layer, d.Path, d.Access, d.Protected)
 }
@@ -41,11 +48,11 @@ func fsProtected(p profile.Protection) FSAccess {
 }
 
 // classGap is the gap a class's protected path inside an allowed tree is.
-func classGap(c profile.Class) Gap {
+func classGap(c profile.Class) profile.Gap {
 	if c == profile.TrustHandoff {
-		return GapTrustHandoff
+		return profile.GapTrustHandoff
 	}
-	return GapSecrets
+	return profile.GapSecrets
 }
 
 // hardDeny is the table placed in one environment, for the classes in
@@ -69,7 +76,7 @@ func newHardDeny(p profile.Policy, env profile.Env) *hardDeny {
 // it lies at or beneath (the denials say which), and a gap part for each
 // class with protected paths inside r's tree (tree: r is a directory
 // rule) that r grants a refused right on.
-func (h *hardDeny) apply(r PathRule, tree bool) (PathRule, []Denial, []GapPart) {
+func (h *hardDeny) apply(r PathRule, tree bool) (PathRule, []Denial, []profile.GapPart) {
 	var denials []Denial
 	for _, e := range h.entries {
 		if refused := fsProtected(e.Protect); r.Access&refused != 0 && e.Covers(r.Path) {
@@ -91,9 +98,9 @@ func (h *hardDeny) apply(r PathRule, tree bool) (PathRule, []Denial, []GapPart) 
 		}
 		inside[e.Class] = append(inside[e.Class], protectedName(e))
 	}
-	var parts []GapPart
+	var parts []profile.GapPart
 	for _, c := range classes {
-		parts = append(parts, GapPart{Gap: classGap(c), Class: c, Path: r.Path, Protected: inside[c],
+		parts = append(parts, profile.GapPart{Gap: classGap(c), Class: c, Path: r.Path, Protected: inside[c],
 			Detail: fmt.Sprintf("%s protects %s inside the %s tree %s", c, listSome(inside[c]), verb(r), r.Path)})
 	}
 	return r, denials, parts

@@ -1,4 +1,4 @@
-package linuxsandbox
+package linux
 
 import (
 	"encoding/json"
@@ -80,7 +80,7 @@ type seccompJSON struct {
 }
 
 type gapPartJSON struct {
-	Gap       Gap           `json:"gap"`
+	Gap       profile.Gap   `json:"gap"`
 	Class     profile.Class `json:"class,omitempty"`
 	Path      string        `json:"path,omitempty"`
 	Protected []string      `json:"protected,omitempty"`
