@@ -20,7 +20,7 @@
 // symbolic links are read and their targets (absolute or relative, links to
 // links) spliced in, up to [MaxSymlinks] links (then [ErrLoop]). Each link
 // passed is returned in [Result.Links] so lowering can allow
-// file-read-metadata on the link itself; [RootLinks] are allowed always. A
+// file-read-metadata on the link itself (on /etc, /tmp and /var always). A
 // missing tail is kept under the resolved longest existing prefix, so a
 // rule may name a file created later; [Result.Volume] is that prefix and
 // [Result.CaseSensitive] its volume's answer to pathconf(_PC_CASE_SENSITIVE).

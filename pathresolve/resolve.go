@@ -11,13 +11,6 @@ import (
 	"syscall"
 )
 
-// RootLinks are the symbolic links at the root of a macOS system volume
-// (/etc, /tmp, /var -> private/...) [confirmed: the Rust procage 0.7.0's
-// path canonicalisation, its ROOT_LINKS; docs/sources.md]. Lowering allows
-// file-read-metadata on each of them in every profile, so paths bound later
-// can still be looked up in the caller's spelling.
-var RootLinks = []string{"/etc", "/tmp", "/var"}
-
 // Reason says why a [Rewrite] happened.
 type Reason int
 
