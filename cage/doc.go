@@ -111,7 +111,7 @@
 // force. Landlock only adds access, so a deny inside an allowed tree (the
 // git hooks a writable tree may hold, secrets under a readable home)
 // cannot be enforced: New refuses
-// such a policy with a [*GapError] naming each part, unless the class is
+// such a policy with a [*PolicyError] of kind [ErrGap] naming each part, unless the class is
 // waived or the gap accepted by name ([AcceptGaps]). A kernel whose
 // Landlock ABI is older than the plan needs (6, Linux 6.12, by default) is
 // an [*UnsupportedError] naming the kernel.

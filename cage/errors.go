@@ -103,7 +103,7 @@ func policyError(err error) error {
 	if ce, ok := errors.AsType[*pathresolve.CaseSensitiveError](err); ok {
 		return &PolicyError{Kind: ErrCaseSensitive, Path: ce.Path, Err: ce}
 	}
-	if ge, ok := errors.AsType[*GapError](err); ok {
+	if ge, ok := errors.AsType[*profile.GapError](err); ok {
 		return &PolicyError{Kind: ErrGap, Gaps: ge.Parts, Err: ge}
 	}
 	if le, ok := errors.AsType[*profile.LimitError](err); ok {

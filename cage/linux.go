@@ -23,14 +23,14 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 
 // planLinux lowers the policy for Landlock and seccomp at Landlock ABI abi
 // (0: the newest this package knows). It is portable, so a Linux plan can
-// be previewed on any OS. A part Linux cannot enforce is a *GapError
+// be previewed on any OS. A part Linux cannot enforce is a *profile.GapError
 // unless accepted ([AcceptGaps]).
 func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi int) (*linuxPlan, error) {
 	le := linux.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt,
 		Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
 	pl, err := linux.Lower(policy, le)
 	if err != nil {
-		if _, ok := errors.AsType[*GapError](err); ok {
+		if _, ok := errors.AsType[*profile.GapError](err); ok {
 			return nil, err
 		}
 		return nil, fmt.Errorf("cage: %w", err)

@@ -24,7 +24,7 @@ func linuxCage(t *testing.T, opts []profile.Option, copts ...cage.Option) (*cage
 
 func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
 	_, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)})
-	var ge *cage.GapError
+	var ge *profile.GapError
 	if !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) || !ge.Has(profile.GapLoopback) || ge.Has(profile.GapMach) {
 		t.Fatalf("New = %v, want a GapError naming secrets and loopback only", err)
 	}

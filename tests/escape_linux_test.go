@@ -178,7 +178,7 @@ func TestLinuxEscapeSecrets(t *testing.T) {
 	mustRefuse(t, "reading an SSH key", o, e, err)
 
 	_, err = cage.New(policy(t, profile.Read(home)), cage.WithHome(home))
-	var ge *cage.GapError
+	var ge *profile.GapError
 	if !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) {
 		t.Errorf("a readable home: %v, want a GapError naming %s", err, profile.GapSecrets)
 	}
@@ -198,7 +198,7 @@ func TestLinuxEscapeTrustHandoff(t *testing.T) {
 	home := tempHome(t)
 	project := t.TempDir()
 	_, err := cage.New(policy(t, profile.ReadWrite(project)), cage.WithHome(home))
-	var ge *cage.GapError
+	var ge *profile.GapError
 	if !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
 		t.Fatalf("a writable project: %v, want a GapError naming %s", err, profile.GapTrustHandoff)
 	}
@@ -279,7 +279,7 @@ func TestLinuxGapsRefusedAtNew(t *testing.T) {
 		{profile.ExecTargetOnly(), profile.GapExecTargetOnly},
 	} {
 		_, err := cage.New(policy(t, tc.opt), cage.WithHome(tempHome(t)))
-		var ge *cage.GapError
+		var ge *profile.GapError
 		if !errors.As(err, &ge) || !ge.Has(tc.gap) {
 			t.Errorf("%s: %v, want a GapError naming it", tc.gap, err)
 		}

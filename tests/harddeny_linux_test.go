@@ -116,7 +116,7 @@ func refusedNaming(t *testing.T, name string, err error, c hardwalk.Case) bool {
 	if err == nil {
 		return false
 	}
-	ge, ok := errors.AsType[*cage.GapError](err)
+	ge, ok := errors.AsType[*profile.GapError](err)
 	if !ok {
 		var ee interface{ ExitCode() int }
 		if errors.As(err, &ee) {

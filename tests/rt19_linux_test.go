@@ -9,12 +9,13 @@ package tests
 import (
 	"context"
 	"errors"
-	"github.com/procage-go/procage/internal/linuxsandbox"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/procage-go/procage/internal/linuxsandbox"
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/profile"
@@ -52,7 +53,7 @@ func rt19Home(t *testing.T) string {
 func rt19Run(t *testing.T, what, h string, pol profile.Policy, grants []cage.Grant, file string, write bool) {
 	t.Helper()
 	c, err := cage.New(pol, cage.WithHome(h))
-	if _, ok := errors.AsType[*cage.GapError](err); ok {
+	if _, ok := errors.AsType[*profile.GapError](err); ok {
 		return // refused by name: held
 	} else if err != nil {
 		t.Fatalf("%s: cage.New: %v", what, err)
@@ -71,7 +72,7 @@ func rt19Run(t *testing.T, what, h string, pol profile.Policy, grants []cage.Gra
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
-	if _, ok := errors.AsType[*cage.GapError](err); ok {
+	if _, ok := errors.AsType[*profile.GapError](err); ok {
 		return
 	}
 	after, _ := os.ReadFile(file)

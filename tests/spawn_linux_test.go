@@ -141,7 +141,7 @@ func TestLinuxGrant(t *testing.T) {
 	// so it is refused unless trust-handoff is waived (or the gap accepted).
 	cmd = c.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))
 	cmd.Grants = []cage.Grant{{Path: dir, Write: true}}
-	var ge *cage.GapError
+	var ge *profile.GapError
 	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
 		t.Errorf("write grant: %v, want a GapError naming %s", err, profile.GapTrustHandoff)
 	}
