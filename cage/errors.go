@@ -9,7 +9,7 @@ import (
 
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // ErrAlreadySandboxed is returned by [New] when the calling process already
@@ -63,9 +63,9 @@ type CaseSensitiveError = pathresolve.CaseSensitiveError
 type LinkError = pathresolve.LinkError
 
 // LimitError reports a macOS profile with more rules than the compile
-// limit ([WithCompileLimit], default [profile.DefaultLimit]): libsandbox
+// limit ([WithCompileLimit], default [seatbelt.DefaultLimit]): libsandbox
 // aborts its caller on very large profiles, so the count is checked first.
-type LimitError = profile.LimitError
+type LimitError = seatbelt.LimitError
 
 // CompileError reports a profile libsandbox rejected (macOS backend), with
 // its message. The Seatbelt-layer rules of the policy are the usual cause.

@@ -9,6 +9,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -49,7 +50,7 @@ func isBadInput(err error) bool {
 		ue *usageError
 		ie *inputError
 		pe *profile.Error
-		le *profile.LimitError
+		le *seatbelt.LimitError
 		re *pathresolve.PathError
 		ce *pathresolve.CaseSensitiveError
 	)
@@ -66,7 +67,7 @@ func describe(err error) string {
 	var (
 		ie *inputError
 		pe *profile.Error
-		le *profile.LimitError
+		le *seatbelt.LimitError
 		re *pathresolve.PathError
 		ce *pathresolve.CaseSensitiveError
 		ue *cage.UnsupportedError
@@ -142,7 +143,7 @@ func firstClause(err error) string {
 
 // packagePrefixes are the prefixes procage's packages put on their error
 // strings; in a CLI message they say nothing the user can act on.
-var packagePrefixes = []string{"cage: ", "profile: ", "pathresolve: ", "sim: ", "sbpl: ", "forkexec: ", "libsandbox: "}
+var packagePrefixes = []string{"cage: ", "profile: ", "seatbelt: ", "pathresolve: ", "sim: ", "sbpl: ", "forkexec: ", "libsandbox: "}
 
 // stripPrefixes removes package prefixes at the start of s and after each
 // ": " separator.

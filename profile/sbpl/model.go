@@ -76,9 +76,6 @@ func Literal(path string) *Filter { return &Filter{Name: "literal", Args: []Valu
 // Subpath returns (subpath path).
 func Subpath(path string) *Filter { return &Filter{Name: "subpath", Args: []Value{Str(path)}} }
 
-// Prefix returns (prefix path).
-func Prefix(path string) *Filter { return &Filter{Name: "prefix", Args: []Value{Str(path)}} }
-
 // Param returns (param key), the value of a compile-time parameter.
 func Param(key string) *Filter { return &Filter{Name: "param", Args: []Value{Str(key)}} }
 
