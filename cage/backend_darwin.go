@@ -16,6 +16,7 @@ import (
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // The macOS backend: Seatbelt. Only what is Seatbelt lives here (the
@@ -81,15 +82,15 @@ func hostEnforce(_ *Cage, p planned) (backend, error) {
 	if !ok || sp.comp == nil {
 		return nil, errors.New("cage: no compiled Seatbelt plan")
 	}
-	return &seatbelt{plan: sp}, nil
+	return &seatbeltBackend{plan: sp}, nil
 }
 
-// seatbelt is a cage's Seatbelt backend.
-type seatbelt struct {
+// seatbeltBackend is a cage's Seatbelt backend.
+type seatbeltBackend struct {
 	plan *seatbeltPlan
 }
 
-func (s *seatbelt) probe(forking bool) error {
+func (s *seatbeltBackend) probe(forking bool) error {
 	if err := probeApply(); err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func (s *seatbelt) probe(forking bool) error {
 	return nil
 }
 
-func (s *seatbelt) child(sp *spawnSpec) (*childSpec, error) {
+func (s *seatbeltBackend) child(sp *spawnSpec) (*childSpec, error) {
 	lib, err := libOrUnsupported()
 	if err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (s *seatbelt) child(sp *spawnSpec) (*childSpec, error) {
 
 // endRun kills every process carrying the run's marker (zombies are
 // skipped, so whether the child was reaped does not matter).
-func (s *seatbelt) endRun(r *run, _ bool) error {
+func (s *seatbeltBackend) endRun(r *run, _ bool) error {
 	if r.marker == "" {
 		return nil
 	}
@@ -327,7 +328,7 @@ func (p *seatbeltPlan) code(target, marker string) ([]byte, error) {
 // extensionClass is the sandbox extension class a grant is issued under.
 func (g grant) extensionClass() string {
 	if g.write {
-		return profile.ExtensionReadWrite
+		return seatbelt.ExtensionReadWrite
 	}
-	return profile.ExtensionRead
+	return seatbelt.ExtensionRead
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // Cage is a prepared policy: paths resolved and lowered for one backend
@@ -105,7 +106,6 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		ZDotDir:       c.zdotdir,
 		XDGConfigHome: c.xdgConfig,
 		ProtectedAt:   c.protectedAt,
-		Limit:         cfg.effectiveLimit(),
 	}
 	c.resolvedMap, c.links = nil, nil
 	switch cfg.backend {
@@ -117,7 +117,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 				return nil, err
 			}
 		}
-		p, err := planSeatbelt(policy, env, comp)
+		p, err := planSeatbelt(policy, env, cfg.effectiveLimit(), comp)
 		if err != nil {
 			return nil, policyError(err)
 		}
@@ -270,19 +270,19 @@ func (c *Cage) Plan() string { return c.planned.text() }
 // Backend returns the backend the cage plans for.
 func (c *Cage) Backend() Backend { return c.planned.kind() }
 
-// PlanRules returns, for a macOS-backend cage, the lowered Seatbelt
+// SeatbeltPlan returns, for a macOS-backend cage, the lowered Seatbelt
 // profile in structured form: the rules with their layers and comments,
 // and the parameters bound per spawn. It returns nil for another backend.
 // The result is a copy of the rule list; do not modify the filters it
 // points to.
-func (c *Cage) PlanRules() *profile.Plan {
+func (c *Cage) SeatbeltPlan() *seatbelt.Plan {
 	sp, ok := c.planned.(*seatbeltPlan)
 	if !ok {
 		return nil
 	}
 	prof := *sp.plan.Profile
 	prof.Rules = slices.Clone(prof.Rules)
-	return &profile.Plan{Profile: &prof, Params: slices.Clone(sp.plan.Params)}
+	return &seatbelt.Plan{Profile: &prof, Params: slices.Clone(sp.plan.Params)}
 }
 
 // Rewrites returns every rewrite (a symbolic link followed, a firmlink

@@ -19,6 +19,7 @@ import (
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -127,7 +128,7 @@ func TestGrantOnCaseSensitiveVolume(t *testing.T) {
 func TestNewLimit(t *testing.T) {
 	comp := &countingCompiler{}
 	_, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(comp), cage.WithCompileLimit(3))...)
-	var le *profile.LimitError
+	var le *seatbelt.LimitError
 	if !errors.As(err, &le) {
 		t.Fatalf("New over the limit: got %v, want *LimitError", err)
 	}
@@ -191,8 +192,8 @@ func TestForkingPlanParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{profile.ParamRunPrefix, profile.ParamRunMarker}
-	if diff := cmp.Diff(want, c.PlanRules().Params); diff != "" {
+	want := []string{seatbelt.ParamRunPrefix, seatbelt.ParamRunMarker}
+	if diff := cmp.Diff(want, c.SeatbeltPlan().Params); diff != "" {
 		t.Errorf("Params (-want +got):\n%s", diff)
 	}
 	// New compiles a forking profile once, with placeholders, to report errors early.
@@ -211,16 +212,16 @@ func TestForkingPlanParams(t *testing.T) {
 	}
 }
 
-func TestPlanRulesIsACopy(t *testing.T) {
+func TestSeatbeltPlanIsACopy(t *testing.T) {
 	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := c.Plan()
-	p := c.PlanRules()
+	p := c.SeatbeltPlan()
 	p.Profile.Rules = p.Profile.Rules[:1]
-	if c.Plan() != before || len(c.PlanRules().Profile.Rules) == 1 {
-		t.Error("changing PlanRules' result changed the cage")
+	if c.Plan() != before || len(c.SeatbeltPlan().Profile.Rules) == 1 {
+		t.Error("changing SeatbeltPlan's result changed the cage")
 	}
 }
 
@@ -498,11 +499,11 @@ func TestExecTargetOnlyParams(t *testing.T) {
 		return m
 	}
 	early := keys(comp.params[0])
-	if early[profile.ParamExecTarget] != "/usr/bin/true" || early[profile.ParamRunMarker] == "" {
+	if early[seatbelt.ParamExecTarget] != "/usr/bin/true" || early[seatbelt.ParamRunMarker] == "" {
 		t.Errorf("New's compile bound %v, want placeholder values for every parameter", early)
 	}
 	got := keys(c.SpawnParams("/private/tmp/tool", "m1"))
-	want := map[string]string{profile.ParamExecTarget: "/private/tmp/tool", profile.ParamRunPrefix: cage.RunPrefix(), profile.ParamRunMarker: "m1"}
+	want := map[string]string{seatbelt.ParamExecTarget: "/private/tmp/tool", seatbelt.ParamRunPrefix: cage.RunPrefix(), seatbelt.ParamRunMarker: "m1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("SpawnParams (-want +got):\n%s", diff)
 	}
@@ -535,7 +536,7 @@ func TestErrorsWrapOnce(t *testing.T) {
 	cmd.Grants = []cage.Grant{{Path: "rel"}}
 	grantErr := cmd.Start()
 	var pe *pathresolve.PathError
-	var le *profile.LimitError
+	var le *seatbelt.LimitError
 	for name, tt := range map[string]struct {
 		err error
 		as  bool
@@ -568,8 +569,8 @@ func TestBackendChoice(t *testing.T) {
 		if c.Backend() != b {
 			t.Errorf("Backend() = %v, want %v", c.Backend(), b)
 		}
-		if got := c.PlanRules() != nil; got != (b == cage.BackendMacOS) {
-			t.Errorf("%v: PlanRules() non-nil = %v; want the Seatbelt rules for macOS only", b, got)
+		if got := c.SeatbeltPlan() != nil; got != (b == cage.BackendMacOS) {
+			t.Errorf("%v: SeatbeltPlan() non-nil = %v; want the Seatbelt rules for macOS only", b, got)
 		}
 	}
 	if got := []string{cage.BackendMacOS.String(), cage.BackendLinux.String()}; !slicesEqual(got, []string{"macos", "linux"}) {
@@ -645,7 +646,7 @@ func TestPlantedLinkRefused(t *testing.T) {
 	}
 	// What the refusal prevents: through the link, the whole home directory
 	// is writable (simulator).
-	d, err := sim.Decide(c.PlanRules().Profile, sim.Access{Op: "file-write-data", Path: home + "/notes.txt"})
+	d, err := sim.Decide(c.SeatbeltPlan().Profile, sim.Access{Op: "file-write-data", Path: home + "/notes.txt"})
 	if err != nil || !d.Allowed {
 		t.Errorf("with the link accepted, writing the home directory: %v, %v; the canary no longer shows the redirect", d, err)
 	}

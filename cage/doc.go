@@ -24,7 +24,9 @@
 // [New] resolves every policy path and the home directory to the spelling
 // the kernel matches (on macOS /tmp/x becomes /private/tmp/x; symbolic
 // links and firmlinks are followed; [Cage.Rewrites] lists each rewrite)
-// and lowers the policy for its backend: [Cage.Plan] returns the plan text.
+// and lowers the policy for its backend (on macOS with package
+// profile/seatbelt): [Cage.Plan] returns the plan text, [Cage.SeatbeltPlan]
+// the Seatbelt profile's rules in structured form.
 // [WithBackend] plans for another OS's backend, so either plan can be
 // previewed anywhere ([WithFS] resolves paths through a simulated macOS
 // file system); such a cage only plans, and Start refuses it with an

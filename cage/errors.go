@@ -11,6 +11,7 @@ import (
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // ErrAlreadySandboxed is returned by [New] when the calling process already
@@ -78,7 +79,7 @@ type PolicyError struct {
 }
 
 func (e *PolicyError) Error() string {
-	if le, ok := e.Err.(*profile.LimitError); ok {
+	if le, ok := e.Err.(*seatbelt.LimitError); ok {
 		return fmt.Sprintf("cage: the profile has %d rules, more than the compile limit of %d", le.Rules, le.Limit)
 	}
 	return "cage: " + e.Err.Error()
@@ -106,7 +107,7 @@ func policyError(err error) error {
 	if ge, ok := errors.AsType[*profile.GapError](err); ok {
 		return &PolicyError{Kind: ErrGap, Gaps: ge.Parts, Err: ge}
 	}
-	if le, ok := errors.AsType[*profile.LimitError](err); ok {
+	if le, ok := errors.AsType[*seatbelt.LimitError](err); ok {
 		return &PolicyError{Kind: ErrTooManyRules, Err: le}
 	}
 	return err

@@ -2,7 +2,7 @@ package cage
 
 import (
 	"github.com/procage-go/procage/internal/libsandbox"
-	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // Test hooks: a fake compiler and sandbox check, so the refusal paths and
@@ -64,9 +64,9 @@ func (cmd *Cmd) ExecTarget() string { return cmd.execTarget }
 func TerminalGrants(stdio ...any) [][2]string {
 	var out [][2]string
 	for _, g := range terminalGrants(stdio...) {
-		class := profile.ExtensionRead
+		class := seatbelt.ExtensionRead
 		if g.write {
-			class = profile.ExtensionReadWrite
+			class = seatbelt.ExtensionReadWrite
 		}
 		out = append(out, [2]string{g.path, class})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -101,7 +102,7 @@ func TestHomeResolvedForHardDenies(t *testing.T) {
 				if got := c.Home(); got != tc.kernel {
 					t.Errorf("Home() = %q, want the kernel spelling %q", got, tc.kernel)
 				}
-				prof := c.PlanRules().Profile
+				prof := c.SeatbeltPlan().Profile
 				k := tc.kernel
 				file := func(op, p string) sim.Access { return sim.Access{Op: op, Path: p, VnodeType: "REGULAR-FILE"} }
 				dir := func(op, p string) sim.Access { return sim.Access{Op: op, Path: p, VnodeType: "DIRECTORY"} }
@@ -133,7 +134,7 @@ func TestHomeResolvedForHardDenies(t *testing.T) {
 					{"container socket", sim.Access{Op: "network-outbound", Addr: sock(k, ".colima/default")}},
 					{"container socket", file("file-write-data", sock(k, ".docker/run"))},
 				} {
-					if d := decide(tt.access); d.Allowed || d.Layer != profile.LayerHardDeny {
+					if d := decide(tt.access); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 						t.Errorf("%s: %s, want denied by the %s hard deny in the kernel spelling", tt.access, d, tt.class)
 					}
 				}
@@ -142,7 +143,7 @@ func TestHomeResolvedForHardDenies(t *testing.T) {
 				}
 				// No hard-deny path rule is left in the caller's spelling.
 				for _, r := range prof.Rules {
-					if r.Layer != profile.LayerHardDeny {
+					if r.Layer != seatbelt.LayerHardDeny {
 						continue
 					}
 					r.MapPaths(func(p string) string {
@@ -176,12 +177,12 @@ func TestCompileLimitBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(c.PlanRules().Profile.Rules)
+	n := len(c.SeatbeltPlan().Profile.Rules)
 	if _, err := cage.New(policy, append(opts, cage.WithCompileLimit(n))...); err != nil {
 		t.Errorf("New with WithCompileLimit(%d) for a %d-rule profile: %v; want it accepted", n, n, err)
 	}
 	_, err = cage.New(policy, append(opts, cage.WithCompileLimit(n-1))...)
-	le, ok := errors.AsType[*profile.LimitError](err)
+	le, ok := errors.AsType[*seatbelt.LimitError](err)
 	if !ok {
 		t.Fatalf("New with WithCompileLimit(%d) for a %d-rule profile: %v, want a *LimitError", n-1, n, err)
 	}

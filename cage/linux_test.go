@@ -33,8 +33,8 @@ func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Backend() != cage.BackendLinux || c.LinuxPlan() == nil || c.PlanRules() != nil {
-		t.Errorf("backend %s, LinuxPlan %v, PlanRules %v", c.Backend(), c.LinuxPlan(), c.PlanRules())
+	if c.Backend() != cage.BackendLinux || c.LinuxPlan() == nil || c.SeatbeltPlan() != nil {
+		t.Errorf("backend %s, LinuxPlan %v, SeatbeltPlan %v", c.Backend(), c.LinuxPlan(), c.SeatbeltPlan())
 	}
 	for _, want := range []string{"ACCEPTED GAP (not enforced) secrets-inside-allowed-tree", "ACCEPTED GAP (not enforced) network-loopback", "path policy   /home/u: read_file|read_dir"} {
 		if !strings.Contains(c.Plan(), want) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // Option configures [New]. It is sealed: only this package makes Options.
@@ -69,7 +70,7 @@ type config struct {
 }
 
 // WithCompileLimit sets the largest number of rules a macOS (Seatbelt)
-// profile may have (default [profile.DefaultLimit], 2,000). More is a
+// profile may have (default [seatbelt.DefaultLimit], 2,000). More is a
 // refused ([ErrTooManyRules]). It has no effect on another backend's plan.
 func WithCompileLimit(n int) Option {
 	return optionFunc(func(c *config) error {
@@ -190,7 +191,7 @@ func (c *config) acceptedLink(link string) bool {
 
 func (c *config) effectiveLimit() int {
 	if c.limit == 0 {
-		return profile.DefaultLimit
+		return seatbelt.DefaultLimit
 	}
 	return c.limit
 }

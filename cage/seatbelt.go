@@ -6,6 +6,7 @@ import (
 
 	"github.com/procage-go/procage/internal/libsandbox"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // compiler is the part of libsandbox a cage compiles with; tests replace it
@@ -18,7 +19,7 @@ type compiler interface {
 // a compiler exists (libsandbox on macOS, a test's fake elsewhere), the
 // compiled bytecode of a profile without per-spawn parameters.
 type seatbeltPlan struct {
-	plan     *profile.Plan
+	plan     *seatbelt.Plan
 	txt      string
 	comp     compiler // nil: plan only
 	bytecode []byte   // cached compile of a profile without parameters
@@ -26,15 +27,15 @@ type seatbeltPlan struct {
 
 func (p *seatbeltPlan) kind() Backend { return BackendMacOS }
 func (p *seatbeltPlan) text() string  { return p.txt }
-func (p *seatbeltPlan) rules() int    { return p.plan.Rules() }
+func (p *seatbeltPlan) rules() int    { return p.plan.NumRules() }
 
 // planSeatbelt lowers the policy to a Seatbelt profile and, with a
 // compiler, compiles it once: a profile with per-spawn parameters (a
 // forking or ExecTargetOnly policy) is compiled here with placeholder
 // values only to report a rejected profile from New rather than from each
 // spawn.
-func planSeatbelt(policy profile.Policy, env profile.Env, comp compiler) (*seatbeltPlan, error) {
-	plan, err := profile.Lower(policy, env)
+func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compiler) (*seatbeltPlan, error) {
+	plan, err := seatbelt.LowerLimit(policy, env, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +61,11 @@ func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
 	for _, k := range p.plan.Params {
 		v := ""
 		switch k {
-		case profile.ParamRunPrefix:
+		case seatbelt.ParamRunPrefix:
 			v = runPrefix
-		case profile.ParamRunMarker:
+		case seatbelt.ParamRunMarker:
 			v = marker
-		case profile.ParamExecTarget:
+		case seatbelt.ParamExecTarget:
 			v = target
 		}
 		ps = append(ps, libsandbox.Param{Key: k, Value: v})

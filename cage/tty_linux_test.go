@@ -9,7 +9,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/testenv"
-	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 func openPTY(t *testing.T) (master, slave *os.File) { return testenv.OpenPTY(t) }
@@ -25,7 +25,7 @@ func TestTerminalGrants(t *testing.T) {
 	}
 	defer file.Close()
 	var nilFile *os.File
-	rw := profile.ExtensionReadWrite
+	rw := seatbelt.ExtensionReadWrite
 	cases := []struct {
 		name  string
 		stdio []any

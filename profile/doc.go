@@ -1,10 +1,20 @@
-// Package profile is procage's policy model and its lowering to a Seatbelt
-// profile. It has no build tags: plans can be built and inspected on any OS.
+// Package profile is procage's policy model: what a caged process may do,
+// written once for every OS. It has no build tags and lowers nothing;
+// policies can be built, compared and read from JSON on any OS.
 //
-//	p, err := profile.New(profile.BaseV1, profile.Read("/usr/share"), profile.Network(profile.NetworkLoopback, 8080))
+//	p, err := profile.New(profile.BaseV1,
+//		profile.ReadWrite("/Users/me/project"),
+//		profile.Network(profile.NetworkLoopback, 8080))
 //	if err != nil { ... }
-//	plan, err := profile.Lower(p, profile.Env{})
-//	fmt.Print(plan.Text()) // (version 1) (deny default) ...
+//	fmt.Println(p) // {base v1; fs: read+write subpath /Users/me/project; network loopback [8080]}
+//
+// What a child gets is decided by the lowering of the OS it runs on:
+// package [github.com/procage-go/procage/profile/seatbelt] turns a policy
+// into the Seatbelt profile a macOS child applies, and package
+// [github.com/procage-go/procage/profile/linux] into the Landlock rules and
+// seccomp filter a Linux child applies.
+// Package cage resolves the policy's paths into an [Env], lowers with the
+// host's backend and spawns the child.
 //
 // # Policy model
 //
@@ -24,42 +34,24 @@
 // when the policy names its kind ([AcceptBroad]). Paths must be absolute and normalised.
 // A policy has a versioned JSON form ([ParseJSON], [Policy.MarshalJSON]).
 //
-// # Lowering
+// # Hard-deny classes
 //
-// [Lower] writes a deterministic profile in layers: header ((version 1),
-// (deny default), the default-open operations denied, and what the child
-// still does after applying the profile, the MAC calls targets make at
-// start-up, the grant extension classes and the tty ioctls of a granted
-// terminal), base, the policy's rules, link
-// metadata, Seatbelt-layer rules, the hard-deny classes, and for a forking
-// policy a run-marker block whose parameters are bound per spawn. In
-// Seatbelt a rule naming a specific operation beats one naming a wildcard
-// whatever the order, so each hard-deny rule also names every specific
-// operation an allow names. Whether an unfiltered rule can override a
-// filtered one is not settled (Homebrew's tests rely on it not doing so),
-// so no deny relies on it: a hard or Seatbelt-layer deny without filters is
-// given one that matches every path or address, and one that cannot be
-// ([ErrUnfilteredDeny]) is refused where a filtered allow would compete.
-// Which path of a hard link Seatbelt checks is unmeasured too, so while a
-// class that protects files is in force no hard link or clone is allowed.
-// A profile with more rules than [Env.Limit] is a [*LimitError] before
-// anything is compiled.
-//
-// Lowering takes paths already in the kernel's spelling ([Env.Resolved],
-// from package pathresolve): a rule on /tmp/x never fires, because the
-// kernel sees /private/tmp/x.
+// Every policy is lowered with the hard-deny [Classes] last, overriding
+// its allows, unless it waives a class by name ([Waive]). What the secrets
+// and trust-handoff classes protect in the user's directories is one
+// table for every OS ([ProtectedTable], placed in an [Env] by
+// [Protected.Place]), so the backends cannot drift apart; what only one
+// OS has (Mach services, sysctls; system calls) stays with its lowering.
 //
 // # Limitations
 //
-//   - Base V1 is curated for the macOS release the project measures on; a
-//     later release may need a new base version.
-//   - Seatbelt cannot filter by host name: the network is off, loopback or
-//     on, never a domain allowlist.
-//   - The header honours the public app-sandbox extension classes, so a
-//     token of those classes that reaches the child from elsewhere widens
-//     its access (the hard-deny classes still apply); see
-//     docs/threat-model.md, R-44.
-//   - Lowering cannot check what libsandbox will accept beyond the
-//     validated shapes; compiling (package cage, on macOS) is the final
-//     check.
+//   - Some parts have no meaning off macOS (Seatbelt-layer rules, Mach
+//     services) and some cannot be enforced as strictly elsewhere: the
+//     Linux lowering refuses such a policy unless the caller accepts each
+//     gap by name (docs/linux-backend.md).
+//   - The model names no host names: the network is off, loopback or on,
+//     never a domain allowlist.
+//   - Paths are taken as written: resolving them to the kernel's spelling
+//     (/tmp/x is /private/tmp/x on macOS) is the caller's ([Env.Resolved],
+//     package pathresolve).
 package profile

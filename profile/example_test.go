@@ -26,26 +26,6 @@ func ExampleNew() {
 	// profile: fs "tmp/work": path is not absolute
 }
 
-func ExampleLower() {
-	p, _ := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/work"))
-	plan, err := profile.Lower(p, profile.Env{
-		Resolved: map[string]string{"/tmp/work": "/private/tmp/work"},
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, line := range strings.Split(plan.Text(), "\n") {
-		if strings.Contains(line, "/private/tmp/work") || strings.HasPrefix(line, "(version") || line == "(deny default)" {
-			fmt.Println(line)
-		}
-	}
-	// Output:
-	// (version 1)
-	// (deny default)
-	// (allow file-read* file-write* (subpath "/private/tmp/work"))
-}
-
 func ExampleParseJSON() {
 	p, err := profile.ParseJSON(strings.NewReader(`{"version":1,"base":"v1","fs":[{"access":["read"],"subpath":"/usr/share"}],"network":{"mode":"on"}}`))
 	fmt.Println(p, err)

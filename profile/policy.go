@@ -303,8 +303,9 @@ func Fork() Option {
 
 // ExecTargetOnly forbids executing any program but the spawn's own target:
 // the profile denies process-exec* except for the target's path, which is
-// bound per spawn (ParamExecTarget), so such a cage compiles once per
-// spawn. A script's #! interpreter is another program, so a script target
+// bound per spawn (on macOS the parameter
+// [github.com/procage-go/procage/profile/seatbelt.ParamExecTarget], so such
+// a cage compiles once per spawn). A script's #! interpreter is another program, so a script target
 // needs a policy without it. Without it, the target may execute the base's
 // system programs and the policy's Exec trees.
 func ExecTargetOnly() Option {
@@ -338,10 +339,12 @@ func Waive(classes ...Class) Option {
 // A deny without filters is given one that matches every path (file and
 // exec operations) or address (network operations), so it overrides
 // filtered allows, the caller's own included, whatever Seatbelt's
-// precedence between filtered and unfiltered rules; [Lower] refuses
-// ([ErrUnfilteredDeny]) an unfiltered deny of another operation that a
-// filtered allow of the layers before would have to yield to, (deny
-// default) among them: it stands for every operation those layers allow.
+// precedence between filtered and unfiltered rules ([sbpl.FilterDenies]);
+// lowering refuses
+// ([github.com/procage-go/procage/profile/seatbelt.ErrUnfilteredDeny]) an
+// unfiltered deny of another operation that a filtered allow of the layers
+// before would have to yield to, (deny default) among them: it stands for
+// every operation those layers allow.
 func Seatbelt(rules string) Option {
 	return optionFunc(func(p *Policy) error {
 		parsed, err := sbpl.ParseRules(rules)
@@ -357,7 +360,7 @@ func Seatbelt(rules string) Option {
 			}
 			parsed[i].Comment, parsed[i].Layer = "", ""
 		}
-		p.seatbelt = append(p.seatbelt, filterDenies(parsed)...)
+		p.seatbelt = append(p.seatbelt, sbpl.FilterDenies(parsed)...)
 		p.seatSrc = append(p.seatSrc, rules)
 		return nil
 	})
@@ -443,11 +446,21 @@ func (p *Policy) checkBroad() error {
 // allow naming an operation that a hard-deny class in force denies without
 // a filter (lsopen, appleevent-send, job-creation, iokit-open-user-client,
 // pseudo-tty: no filter is known to match every instance; a class's file
-// and network denies are lowered with one that does, see [Lower]). The class would beat it only if Seatbelt ranks a later
-// unfiltered deny above an earlier filtered allow, which is unmeasured; the
-// allow is refused instead of depending on it. Waive the class to allow the
+// and network denies are lowered with one that does, see
+// [github.com/procage-go/procage/profile/seatbelt.Lower]). The class would
+// beat it only if Seatbelt ranks a later unfiltered deny above an earlier
+// filtered allow, which is unmeasured; the allow is refused instead of
+// depending on it. Waive the class to allow the
 // operation.
 var ErrClassAllow = errors.New("filtered allow of an operation a hard-deny class denies")
+
+// unfilteredClassOps are the operations each hard-deny class denies
+// without a filter in the Seatbelt lowering, where no filter is known to
+// match every instance; profile/seatbelt's tests check the lowering
+// against this list.
+var unfilteredClassOps = map[Class][]string{
+	ServiceManager: {"lsopen", "appleevent-send", "job-creation", "iokit-open-user-client", "pseudo-tty"},
+}
 
 // checkClassAllows refuses filtered Seatbelt-layer allows of the
 // operations the classes in force deny without a filter.
@@ -456,19 +469,14 @@ func (p *Policy) checkClassAllows() error {
 		if p.Waived(c) {
 			continue
 		}
-		for _, d := range hardDenyRules(c, "") {
-			if d.Effect != sbpl.Deny || len(d.Filters) != 0 {
+		for _, r := range p.seatbelt {
+			if r.Effect != sbpl.Allow || len(r.Filters) == 0 {
 				continue
 			}
-			for _, r := range p.seatbelt {
-				if r.Effect != sbpl.Allow || len(r.Filters) == 0 {
-					continue
-				}
-				for _, op := range r.Ops {
-					if slices.Contains(d.Ops, op) {
-						text, _ := r.Text()
-						return &Error{Field: "seatbelt", Value: text, Err: fmt.Errorf("%w: %s (class %s)", ErrClassAllow, op, c)}
-					}
+			for _, op := range r.Ops {
+				if slices.Contains(unfilteredClassOps[c], op) {
+					text, _ := r.Text()
+					return &Error{Field: "seatbelt", Value: text, Err: fmt.Errorf("%w: %s (class %s)", ErrClassAllow, op, c)}
 				}
 			}
 		}

@@ -7,8 +7,8 @@ import (
 )
 
 // The hard-deny table: what the secrets and trust-handoff classes protect,
-// written once and read by both lowerings (Seatbelt rules in harddeny.go,
-// Landlock checks in internal/linuxsandbox). What only one OS has (Mach
+// written once and read by both lowerings (Seatbelt rules in
+// profile/seatbelt, Landlock checks in profile/linux). What only one OS has (Mach
 // names, sysctls, regexes of Apple paths; system calls) stays with its
 // backend.
 
@@ -297,17 +297,17 @@ func cutPrefixFold(s, prefix string) (after string, ok bool) {
 // reset and gc. So those work in a cage; init, clone, config, remote,
 // branch -D/-u (they edit config), submodule, worktree and rebase (its
 // todo list holds exec lines) do not. The patterns are written so that
-// both Seatbelt's regex and Go's regexp read them alike.
+// both Seatbelt's regex and Go's regexp read them alike ([GitRegexes]).
 var (
 	// gitAnyRegex matches a .git directory or file and everything in it.
-	gitAnyRegex = foldCase(`/\.git(/|$)`)
+	gitAnyRegex = FoldCase(`/\.git(/|$)`)
 	// gitHeadRegex matches a file named HEAD: every git directory has one
 	// (git setup.c, is_git_directory: HEAD, objects/ and refs/), so
 	// outside the carve-out it marks a bare repository being planted.
 	// Git's discovery takes such a directory for a repository and obeys
 	// its config, in a subdirectory before any .git above it, and at a
 	// worktree's root once the writable .git/HEAD stops validating.
-	gitHeadRegex = foldCase(`/HEAD$`)
+	gitHeadRegex = FoldCase(`/HEAD$`)
 	// gitPayloadRegex matches, anywhere inside a .git, the names by which
 	// a git directory makes git run a program: its config, config.worktree
 	// and commondir (another config) and its hooks. The carve-out lets the
@@ -316,17 +316,40 @@ var (
 	// worktree to it makes git take it for a bare repository, so these
 	// names are refused there too: a branch named config, commondir or
 	// with a hooks component cannot be written in a cage.
-	gitPayloadRegex = `/` + foldCase(`\.git`) + `/(.*/)?(` + foldCase(`(config|config\.worktree|commondir)$`) + `|` + foldCase(`hooks(/|$)`) + `)`
+	gitPayloadRegex = `/` + FoldCase(`\.git`) + `/(.*/)?(` + FoldCase(`(config|config\.worktree|commondir)$`) + `|` + FoldCase(`hooks(/|$)`) + `)`
 	// gitDataRegex matches the data carve-out, in the repository's own
 	// .git or one level of modules/<name>/ or worktrees/<name>/ (a
 	// submodule name with a "/" or a nested submodule fails closed).
-	gitDataRegex = `/` + foldCase(`\.git`) + `/(` + foldCase(`(modules|worktrees)`) + `/[^/]+/)?(` +
-		foldCase(`(objects|refs|logs|lfs)(/|$)`) + `|` + foldCase(`info/(refs|rev-cache)[^/]*$`) + `|` +
-		foldCase(`(index(\.stash\.[0-9]+)?|HEAD|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|SQUASH_MSG|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|packed-refs(\.new)?|shallow|gc\.pid|gc\.log)(\.lock)?$`) + `)`
+	gitDataRegex = `/` + FoldCase(`\.git`) + `/(` + FoldCase(`(modules|worktrees)`) + `/[^/]+/)?(` +
+		FoldCase(`(objects|refs|logs|lfs)(/|$)`) + `|` + FoldCase(`info/(refs|rev-cache)[^/]*$`) + `|` +
+		FoldCase(`(index(\.stash\.[0-9]+)?|HEAD|ORIG_HEAD|FETCH_HEAD|MERGE_HEAD|MERGE_MSG|MERGE_MODE|MERGE_RR|AUTO_MERGE|SQUASH_MSG|CHERRY_PICK_HEAD|REVERT_HEAD|COMMIT_EDITMSG|TAG_EDITMSG|packed-refs(\.new)?|shallow|gc\.pid|gc\.log)(\.lock)?$`) + `)`
 )
 
 var gitAny, gitHead, gitPayload, gitData = regexp.MustCompile(gitAnyRegex), regexp.MustCompile(gitHeadRegex),
 	regexp.MustCompile(gitPayloadRegex), regexp.MustCompile(gitDataRegex)
+
+// GitPatterns are the regular expressions [GitProtected] is made of, ASCII
+// case folded by hand ([FoldCase]), for a lowering that matches paths by
+// regex: a path is protected where Any or Head matches and Data does not,
+// or where Payload matches.
+type GitPatterns struct {
+	// Any matches a .git directory or file and everything in it.
+	Any string
+	// Head matches a file named HEAD, which marks a bare repository
+	// outside the data carve-out.
+	Head string
+	// Payload matches, anywhere inside a .git, the names by which a git
+	// directory makes git run a program (config, config.worktree,
+	// commondir, hooks).
+	Payload string
+	// Data matches the data git writes in ordinary commands.
+	Data string
+}
+
+// GitRegexes returns the patterns of [GitProtected].
+func GitRegexes() GitPatterns {
+	return GitPatterns{Any: gitAnyRegex, Head: gitHeadRegex, Payload: gitPayloadRegex, Data: gitDataRegex}
+}
 
 // GitProtected reports whether the trust-handoff class refuses writing
 // path p (kernel spelling) as part of a git directory: inside any .git,
@@ -337,10 +360,11 @@ func GitProtected(p string) bool {
 	return (gitAny.MatchString(p) || gitHead.MatchString(p)) && !gitData.MatchString(p) || gitPayload.MatchString(p)
 }
 
-// foldCase writes each ASCII letter of a regex as a [Xx] class: Seatbelt's
-// regex may not fold case (constellation-works/orbit#494, unmeasured) and
-// (?i) does not compile (constellation-works/orbit#495).
-func foldCase(re string) string {
+// FoldCase writes each ASCII letter of a regex as a [Xx] class, so the
+// pattern matches in any letter case without relying on the engine:
+// Seatbelt's regex may not fold case (constellation-works/orbit#494,
+// unmeasured) and (?i) does not compile (constellation-works/orbit#495).
+func FoldCase(re string) string {
 	var b strings.Builder
 	for i := 0; i < len(re); i++ {
 		c := re[i]

@@ -130,3 +130,16 @@ func TestProtectedCoversAndInside(t *testing.T) {
 		t.Error("a $ZDOTDIR entry placed where $ZDOTDIR is the home directory")
 	}
 }
+
+func TestFoldCase(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`/\.git$`, `/\.[Gg][Ii][Tt]$`},
+		{`A1-z`, `[Aa]1-[Zz]`},
+		{`[^/]+`, `[^/]+`},
+	}
+	for _, tc := range cases {
+		if got := FoldCase(tc.in); got != tc.want {
+			t.Errorf("FoldCase(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

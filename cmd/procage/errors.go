@@ -9,6 +9,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -107,7 +108,7 @@ func describePolicy(pol *cage.PolicyError) string {
 	case cage.ErrGap:
 		return describeGaps(pol.Gaps)
 	case cage.ErrTooManyRules:
-		if le, ok := errors.AsType[*profile.LimitError](pol); ok {
+		if le, ok := errors.AsType[*seatbelt.LimitError](pol); ok {
 			return fmt.Sprintf("the profile has %d rules, more than the limit of %d", le.Rules, le.Limit)
 		}
 	case cage.ErrCaseSensitive:
@@ -151,7 +152,7 @@ func firstClause(err error) string {
 
 // packagePrefixes are the prefixes procage's packages put on their error
 // strings; in a CLI message they say nothing the user can act on.
-var packagePrefixes = []string{"cage: ", "profile: ", "pathresolve: ", "sim: ", "sbpl: ", "forkexec: ", "libsandbox: "}
+var packagePrefixes = []string{"cage: ", "profile: ", "seatbelt: ", "linux: ", "pathresolve: ", "sim: ", "sbpl: ", "forkexec: ", "libsandbox: "}
 
 // stripPrefixes removes package prefixes at the start of s and after each
 // ": " separator.

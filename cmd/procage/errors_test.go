@@ -9,6 +9,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // TestDescribe: each error the CLI can meet is one message naming the
@@ -19,7 +20,7 @@ func TestDescribe(t *testing.T) {
 		want string
 		bad  bool // exit 2
 	}{
-		{&cage.PolicyError{Kind: cage.ErrTooManyRules, Err: &profile.LimitError{Rules: 2100, Limit: 2000}}, "the profile has 2100 rules, more than the limit of 2000", true},
+		{&cage.PolicyError{Kind: cage.ErrTooManyRules, Err: &seatbelt.LimitError{Rules: 2100, Limit: 2000}}, "the profile has 2100 rules, more than the limit of 2000", true},
 		{fmt.Errorf("cage: grant: %w", &pathresolve.PathError{Path: "rel", Err: pathresolve.ErrNotAbsolute}), `"rel": path is not absolute`, true},
 		{&pathresolve.PathError{Path: "/a/locked/x", Component: "/a/locked", Err: fs.ErrPermission}, `"/a/locked/x": at "/a/locked": permission denied`, true},
 		{&cage.PolicyError{Kind: cage.ErrCaseSensitive, Path: "/Volumes/CS/src", Err: &pathresolve.CaseSensitiveError{Path: "/Volumes/CS/src", Volume: "/Volumes/CS"}}, `"/Volumes/CS/src" is on a case-sensitive volume (/Volumes/CS), where Seatbelt's case-insensitive rules would also allow other files`, true},

@@ -63,7 +63,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		*p = res.Path
 	}
-	pr := c.PlanRules()
+	pr := c.SeatbeltPlan()
 	if pr == nil {
 		return 2, badValuef("--backend %s: explain models Seatbelt only; use --backend macos", b.name)
 	}

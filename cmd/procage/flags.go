@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // listFlag collects a repeatable string flag.
@@ -72,7 +73,7 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.Var(&pf.seatbelt, "seatbelt", "add a raw Seatbelt `RULE`, e.g. '(allow sysctl-read (sysctl-name \"kern.ostype\"))' (repeatable)")
 	fs.Var(&pf.acceptGaps, "accept-gap", "Linux: leave the gap `NAME` unenforced instead of refusing the policy, e.g. trust-handoff-inside-writable-tree (repeatable; docs/linux-backend.md lists them)")
 	fs.StringVar(&pf.policyFile, "policy", "", "read the policy from the JSON `FILE` (format: docs/policy.md) instead of rule flags")
-	fs.IntVar(&pf.limit, "limit", profile.DefaultLimit, "refuse profiles with more than `N` rules")
+	fs.IntVar(&pf.limit, "limit", seatbelt.DefaultLimit, "refuse profiles with more than `N` rules")
 }
 
 // policy builds the policy the flags describe. set reports which flags

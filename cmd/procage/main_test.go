@@ -39,7 +39,7 @@ func macHome(t *testing.T) string {
 }
 
 // forbiddenPrefixes are package prefixes a CLI message must not show.
-var forbiddenPrefixes = []string{"cage: ", "profile: ", "sim: ", "pathresolve: ", "sbpl: ", "json: "}
+var forbiddenPrefixes = []string{"cage: ", "profile: ", "seatbelt: ", "sim: ", "pathresolve: ", "sbpl: ", "json: "}
 
 func TestPlan(t *testing.T) {
 	code, out, errs := runCLI(t, "plan", "--backend", "macos", "--read", "/usr", "--network", "loopback", "--port", "5432")

@@ -11,6 +11,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -48,7 +49,7 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 // entirely, and for write access to the home directory or to /.
 func warn(c *cage.Cage, b *backend, cmd string, stderr io.Writer) {
 	var prof *sbpl.Profile
-	if pr := c.PlanRules(); pr != nil { // nil: not a Seatbelt plan
+	if pr := c.SeatbeltPlan(); pr != nil { // nil: not a Seatbelt plan
 		prof = pr.Profile
 	}
 	home := c.Home()
@@ -99,7 +100,7 @@ func accessOps(a profile.Access) []string {
 func overridden(prof *sbpl.Profile, op string, paths []string) bool {
 	for _, p := range paths {
 		d, err := sim.Decide(prof, sim.Access{Op: op, Path: p, VnodeType: "REGULAR-FILE"})
-		if err != nil || d.Allowed || d.Layer != profile.LayerHardDeny {
+		if err != nil || d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			return false
 		}
 	}
@@ -126,10 +127,10 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	seatbelt := c.PlanRules() != nil // else another backend's plan, whose text says what it is
-	plan := c.PlanRules()
-	if !seatbelt {
-		plan = &profile.Plan{Profile: &sbpl.Profile{}}
+	plan := c.SeatbeltPlan()
+	isSeatbelt := plan != nil // else another backend's plan, whose text says what it is
+	if !isSeatbelt {
+		plan = &seatbelt.Plan{Profile: &sbpl.Profile{}}
 	}
 	if *asJSON {
 		type rewrite struct {
@@ -146,7 +147,7 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 			Params   []string  `json:"params"`
 			Rules    int       `json:"rules"`
 			Profile  string    `json:"profile"`
-		}{Backend: b.name, Home: c.Home(), Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.Rules(), Profile: c.Plan()}
+		}{Backend: b.name, Home: c.Home(), Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.NumRules(), Profile: c.Plan()}
 		for _, r := range c.Rewrites() {
 			out.Rewrites = append(out.Rewrites, rewrite{From: r.From, To: r.To, Reason: r.Reason.String(), Via: r.Via})
 		}
@@ -155,8 +156,8 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(out)
 	}
 	// Rewrites are SBPL comments, so the whole output is a valid profile.
-	if seatbelt {
-		fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.Rules())
+	if isSeatbelt {
+		fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.NumRules())
 	}
 	if b.simulated {
 		fmt.Fprintf(stdout, "; paths resolved against a simulated macOS file system (home %s)\n", c.Home())

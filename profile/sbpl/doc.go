@@ -16,7 +16,9 @@
 // and keeps each rule's line.
 // [Rule.Validate] checks a rule against the generated name tables, refusing
 // unknown operations and filters, (with no-sandbox), and every modifier but
-// the [AcceptedModifiers] ([ErrModifier]).
+// the [AcceptedModifiers] ([ErrModifier]). [FilterDenies] gives a deny
+// without filters one that matches every path or address, so it does not
+// depend on how Seatbelt ranks unfiltered against filtered rules.
 //
 // # Limitations
 //

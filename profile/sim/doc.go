@@ -12,7 +12,7 @@
 // access and whose filters match decides; per operation, filtered rules
 // rank above unfiltered ones, which decide only when no filtered rule
 // matches (Homebrew's sandbox tests rely on it); among equal rules the
-// last one wins. [Explain] lowers a policy with [profile.Lower] and
+// last one wins. [Explain] lowers a policy with [seatbelt.Lower] and
 // decides, reading the access from command-line text ([ParseAccess]).
 // [Reference] states what a typed [profile.Policy] intends for an access
 // without looking at the lowered profile; the package's property test

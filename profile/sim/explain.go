@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // ParseAccess builds an Access from an operation and a command-line
@@ -88,7 +89,7 @@ func Explain(p profile.Policy, env profile.Env, op, arg string) (Decision, error
 	if err != nil {
 		return Decision{}, err
 	}
-	plan, err := profile.Lower(p, env)
+	plan, err := seatbelt.Lower(p, env)
 	if err != nil {
 		return Decision{}, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -50,13 +51,13 @@ func lowerIntent(t testing.TB, opts ...profile.Option) *sbpl.Profile {
 }
 
 // lowerEnv builds a Base V1 policy with opts and lowers it with env.
-func lowerEnv(t testing.TB, env profile.Env, opts ...profile.Option) *profile.Plan {
+func lowerEnv(t testing.TB, env profile.Env, opts ...profile.Option) *seatbelt.Plan {
 	t.Helper()
 	p, err := profile.New(profile.BaseV1, opts...)
 	if err != nil {
 		t.Fatalf("profile.New: %v", err)
 	}
-	plan, err := profile.Lower(p, env)
+	plan, err := seatbelt.Lower(p, env)
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
 	}
@@ -64,14 +65,14 @@ func lowerEnv(t testing.TB, env profile.Env, opts ...profile.Option) *profile.Pl
 }
 
 // TestIntentReadExtension: a path granted per spawn as a read grant
-// (a sandbox extension of class profile.ExtensionRead) is readable and
+// (a sandbox extension of class seatbelt.ExtensionRead) is readable and
 // nothing more: no write of any kind, no link, clone or code mapping. The
 // read-write class does allow writing, and without an extension nothing
 // here is allowed, so the checks are not vacuous.
 func TestIntentReadExtension(t *testing.T) {
 	const granted = "/Users/tm/grant/f" // outside every policy path
-	read := []string{profile.ExtensionRead}
-	readWrite := []string{profile.ExtensionReadWrite}
+	read := []string{seatbelt.ExtensionRead}
+	readWrite := []string{seatbelt.ExtensionReadWrite}
 	for _, policy := range []struct {
 		name string
 		opts []profile.Option
@@ -423,7 +424,7 @@ func TestIntentHardDenyClasses(t *testing.T) {
 						d := decide(lowered(t, pi, pol.opts, others), in.access)
 						if d.Allowed {
 							t.Errorf("%s, policy %q: %s allowed (%s) with %v waived; %s must deny it", in.section, pol.name, in.access, d, others, c)
-						} else if w.Allowed && d.Layer != profile.LayerHardDeny {
+						} else if w.Allowed && d.Layer != seatbelt.LayerHardDeny {
 							t.Errorf("%s, policy %q: %s denied by %s, want the hard-deny layer (%s)", in.section, pol.name, in.access, d, c)
 						}
 					}

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // The small world random policies and accesses are drawn from: nested
@@ -210,10 +211,10 @@ func randomAccess(r *rand.Rand) Access {
 		a.MacSyscall = r.IntN(8)
 	}
 	if r.IntN(3) == 0 {
-		a.Extensions = []string{profile.ExtensionRead}
+		a.Extensions = []string{seatbelt.ExtensionRead}
 	}
 	if r.IntN(2) == 0 {
-		a.Params = map[string]string{profile.ParamRunPrefix: "procage-r1.", profile.ParamRunMarker: "procage-r1.run1"}
+		a.Params = map[string]string{seatbelt.ParamRunPrefix: "procage-r1.", seatbelt.ParamRunMarker: "procage-r1.run1"}
 	}
 	if r.IntN(2) == 0 {
 		if a.Params == nil {
@@ -225,7 +226,7 @@ func randomAccess(r *rand.Rand) Access {
 		if target == "" || r.IntN(3) == 0 {
 			target = genPaths[r.IntN(len(genPaths))]
 		}
-		a.Params[profile.ParamExecTarget] = target
+		a.Params[seatbelt.ParamExecTarget] = target
 	}
 	return a
 }
@@ -233,7 +234,7 @@ func randomAccess(r *rand.Rand) Access {
 // checkCase compares Decide on the lowered plan with Reference for one
 // access; it returns a description of a disagreement or an error.
 // under every variant.
-func checkCase(p profile.Policy, env profile.Env, plan *profile.Plan, a Access) error {
+func checkCase(p profile.Policy, env profile.Env, plan *seatbelt.Plan, a Access) error {
 	if _, err := checkCaseWhy(p, env, plan, a); err != nil {
 		return err
 	}
@@ -247,12 +248,12 @@ func checkCase(p profile.Policy, env profile.Env, plan *profile.Plan, a Access) 
 
 // checkCaseWhy is checkCase under the Default reading, also returning the
 // reference's reason.
-func checkCaseWhy(p profile.Policy, env profile.Env, plan *profile.Plan, a Access) (string, error) {
+func checkCaseWhy(p profile.Policy, env profile.Env, plan *seatbelt.Plan, a Access) (string, error) {
 	return checkCaseVariant(Default, p, env, plan, a)
 }
 
 // checkCaseVariant is checkCaseWhy under variant v.
-func checkCaseVariant(v Variant, p profile.Policy, env profile.Env, plan *profile.Plan, a Access) (string, error) {
+func checkCaseVariant(v Variant, p profile.Policy, env profile.Env, plan *seatbelt.Plan, a Access) (string, error) {
 	d, err := v.Decide(plan.Profile, a)
 	if err != nil {
 		return "", fmt.Errorf("variant %v: Decide(%v): %v", v, a, err)
@@ -275,16 +276,16 @@ func runSeed(tb testing.TB, seed1, seed2 uint64, policies, accesses int) map[str
 
 // runSeedFrom checks policies x accesses random cases under variant v and
 // counts the reference's reasons (first word and verdict).
-func runSeedFrom(tb testing.TB, v Variant, seed1, seed2 uint64, policies, accesses int, seatbelt []string) map[string]int {
+func runSeedFrom(tb testing.TB, v Variant, seed1, seed2 uint64, policies, accesses int, sbRules []string) map[string]int {
 	tb.Helper()
 	reasons := map[string]int{}
 	r := rand.New(rand.NewPCG(seed1, seed2))
 	for range policies {
-		p, env, err := randomPolicyFrom(r, seatbelt)
+		p, env, err := randomPolicyFrom(r, sbRules)
 		if err != nil {
 			tb.Fatalf("random policy: %v", err)
 		}
-		plan, err := profile.Lower(p, env)
+		plan, err := seatbelt.Lower(p, env)
 		if err != nil {
 			tb.Fatalf("Lower(%v): %v", p, err)
 		}
@@ -333,7 +334,7 @@ func TestLowerMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := profile.Lower(p, profile.Env{})
+		plan, err := seatbelt.Lower(p, profile.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -352,7 +353,7 @@ func TestLowerMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := profile.Lower(p, profile.Env{})
+		plan, err := seatbelt.Lower(p, profile.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +370,7 @@ func TestLowerMatchesReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		plan, err := profile.Lower(p, profile.Env{})
+		plan, err := seatbelt.Lower(p, profile.Env{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // Reference states, directly from the typed policy, whether it intends to
@@ -20,7 +21,7 @@ import (
 //     name with the run prefix denied (the marker block is the profile's
 //     last word on those names);
 //  1. hard-deny: a rule of a class the policy does not waive
-//     ([profile.HardDenyRules] with env.Home) whose operations cover the
+//     ([seatbelt.HardDenyRules] with env.Home) whose operations cover the
 //     access and whose filters match denies it;
 //  2. exec target only: with [profile.ExecTargetOnly], executing anything
 //     but the target bound in a.Params is denied (an unbound target
@@ -34,10 +35,10 @@ import (
 //  4. the policy's grants allow it: filesystem rules on the resolved path
 //     (read = file-read*, write adds file-write*, exec adds process-exec*
 //     and file-map-executable), metadata of their ancestors, of env.Links
-//     and [profile.RootLinks], the network mode, Unix sockets, Mach names
+//     and [seatbelt.RootLinks], the network mode, Unix sockets, Mach names
 //     and fork;
 //  5. otherwise the base decides: the header and base of a policy with no
-//     rules and every class waived, as lowered by [profile.Lower]. The
+//     rules and every class waived, as lowered by [seatbelt.Lower]. The
 //     base is shared data: the comparison targets the layering, ordering,
 //     specificity expansion, resolution and marker logic of Lower, not the
 //     base's contents.
@@ -73,10 +74,10 @@ func (v Variant) reference(p profile.Policy, env profile.Env, a Access) (bool, s
 
 	// 0. The run marker (docs/macos-backend.md, "Finding a run's processes").
 	if p.Forking() && a.Op == "mach-lookup" && a.Name != "" {
-		if m, ok := a.Params[profile.ParamRunMarker]; ok && a.Name == m {
+		if m, ok := a.Params[seatbelt.ParamRunMarker]; ok && a.Name == m {
 			return true, "the run's marker", nil
 		}
-		if pre, ok := a.Params[profile.ParamRunPrefix]; ok && strings.HasPrefix(a.Name, pre) {
+		if pre, ok := a.Params[seatbelt.ParamRunPrefix]; ok && strings.HasPrefix(a.Name, pre) {
 			return false, "another run's marker prefix", nil
 		}
 	}
@@ -141,7 +142,7 @@ func (v Variant) layers(p profile.Policy, env profile.Env, a Access) (bool, stri
 	// 2. Exec target only: the policy's last word on exec, before the
 	// caller's Seatbelt rules could allow more.
 	if p.ExecTargetOnly() && sbpl.Covers("process-exec*", a.Op) {
-		target, bound := a.Params[profile.ParamExecTarget]
+		target, bound := a.Params[seatbelt.ParamExecTarget]
 		if !bound || !matchLiteral(target, a.Path) {
 			return false, "exec target only: not the spawn's target", nil
 		}
@@ -208,7 +209,7 @@ func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *A
 				return "policy: metadata of an ancestor of " + path
 			}
 		}
-		for _, l := range append(slices.Clone(env.Links), profile.RootLinks...) {
+		for _, l := range append(slices.Clone(env.Links), seatbelt.RootLinks...) {
 			if matchLiteral(l, a.Path) {
 				return "links: metadata of the link " + l
 			}
@@ -294,14 +295,14 @@ var (
 
 var hardDenyCache sync.Map // [2]string{class, home} -> []sbpl.Rule
 
-// hardDeny returns profile.HardDenyRules(c, home), computed once; the
+// hardDeny returns seatbelt.HardDenyRules(c, home), computed once; the
 // rules are a pure function of their arguments.
 func hardDeny(c profile.Class, home string) []sbpl.Rule {
 	key := [2]string{string(c), home}
 	if v, ok := hardDenyCache.Load(key); ok {
 		return v.([]sbpl.Rule)
 	}
-	rules := profile.HardDenyRules(c, home)
+	rules := seatbelt.HardDenyRules(c, home)
 	hardDenyCache.Store(key, rules)
 	return rules
 }
@@ -317,7 +318,7 @@ func baseProfile(b profile.Base) (*sbpl.Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim: base %s: %w", b, err)
 	}
-	plan, err := profile.Lower(p, profile.Env{})
+	plan, err := seatbelt.Lower(p, profile.Env{})
 	if err != nil {
 		return nil, fmt.Errorf("sim: base %s: %w", b, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 func mustPolicy(tb testing.TB, opts ...profile.Option) profile.Policy {
@@ -22,7 +23,7 @@ func mustPolicy(tb testing.TB, opts ...profile.Option) profile.Policy {
 // that the lowered profile agrees on each case.
 func TestReference(t *testing.T) {
 	env := profile.Env{Home: "/Users/me", Resolved: map[string]string{"/tmp/w": "/private/tmp/w"}, Links: []string{"/Users/me/link"}}
-	marker := map[string]string{profile.ParamRunPrefix: "pc-1.", profile.ParamRunMarker: "pc-1.r1"}
+	marker := map[string]string{seatbelt.ParamRunPrefix: "pc-1.", seatbelt.ParamRunMarker: "pc-1.r1"}
 	tests := []struct {
 		name    string
 		policy  profile.Policy
@@ -65,7 +66,7 @@ func TestReference(t *testing.T) {
 			if allowed != tt.allowed || !strings.HasPrefix(why, tt.why) {
 				t.Errorf("Reference = %v, %q; want %v, %q...", allowed, why, tt.allowed, tt.why)
 			}
-			plan, err := profile.Lower(tt.policy, env)
+			plan, err := seatbelt.Lower(tt.policy, env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,14 +139,14 @@ func TestExplain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Allowed || d.Layer != profile.LayerHardDeny || !strings.HasPrefix(d.String(), "denied by rule ") || !strings.Contains(d.String(), `(hard-deny): (deny file-read*`) {
+	if d.Allowed || d.Layer != seatbelt.LayerHardDeny || !strings.HasPrefix(d.String(), "denied by rule ") || !strings.Contains(d.String(), `(hard-deny): (deny file-read*`) {
 		t.Errorf("Explain(~/.ssh/id_rsa) = %v; want denied by a hard-deny rule", d)
 	}
 	d, err = Explain(p, env, "file-read-data", "/Users/me/src/main.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Allowed || d.Layer != profile.LayerPolicy {
+	if !d.Allowed || d.Layer != seatbelt.LayerPolicy {
 		t.Errorf("Explain(src/main.go) = %v; want allowed by the policy layer", d)
 	}
 	d, err = Explain(p, env, "file-read-data", "/Users/me/Documents/x")

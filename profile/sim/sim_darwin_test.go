@@ -17,6 +17,7 @@ import (
 	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
+	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // The darwin tests apply small profiles with /usr/bin/sandbox-exec (in the
@@ -411,7 +412,7 @@ func TestFilteredDeniesOnSeatbelt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := profile.Lower(p, profile.Env{})
+	plan, err := seatbelt.Lower(p, profile.Env{})
 	if err != nil {
 		t.Fatal(err)
 	}

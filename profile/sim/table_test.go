@@ -5,6 +5,7 @@ import (
 
 	"github.com/procage-go/procage/internal/hardwalk"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -20,14 +21,14 @@ func TestProtectedTableOnSimulator(t *testing.T) {
 	if len(cases) < 60 {
 		t.Fatalf("only %d table entries placed", len(cases))
 	}
-	lower := func(opts ...profile.Option) *profile.Plan { return lowerEnv(t, env, opts...) }
+	lower := func(opts ...profile.Option) *seatbelt.Plan { return lowerEnv(t, env, opts...) }
 	ext := lower() // a spawn grant adds only an extension to the base profile
 	for _, c := range cases {
 		ops := []string{"file-write-data", "file-write-create", "file-write-unlink"}
 		if c.Entry.Protect&profile.ProtectRead != 0 {
 			ops = append(ops, "file-read-data")
 		}
-		check := func(plan *profile.Plan, file, how string, exts []string) {
+		check := func(plan *seatbelt.Plan, file, how string, exts []string) {
 			for _, v := range variants {
 				for _, op := range ops {
 					a := sim.Access{Op: op, Path: file, VnodeType: "REGULAR-FILE", Extensions: exts}
@@ -49,6 +50,6 @@ func TestProtectedTableOnSimulator(t *testing.T) {
 			check(lower(rule), g.File, "policy of "+g.Name+" "+g.Path, nil)
 		}
 		// Every grant's file is the same: one extension check covers them.
-		check(ext, c.Grants[0].File, "a read-write grant", []string{profile.ExtensionReadWrite})
+		check(ext, c.Grants[0].File, "a read-write grant", []string{seatbelt.ExtensionReadWrite})
 	}
 }

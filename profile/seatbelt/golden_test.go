@@ -1,27 +1,31 @@
-package profile
+package seatbelt
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/procage-go/procage/profile"
+)
 
 // TestGoldenLower pins whole lowered profiles for typical policies. Rewrite
-// with go test ./profile -update after an intended change, and read the
+// with go test ./profile/seatbelt -update after an intended change, and read the
 // diff: every line of it is a change in what a cage allows.
 func TestGoldenLower(t *testing.T) {
 	cases := []struct {
 		name   string
-		opts   []Option
-		env    Env
+		opts   []profile.Option
+		env    profile.Env
 		reason string
 	}{
 		{
 			name:   "agent-workspace.sb",
-			opts:   []Option{ReadWrite("/Users/alice/project"), Read("/opt/homebrew"), Exec("/opt/homebrew/bin")},
-			env:    Env{Home: testHome},
+			opts:   []profile.Option{profile.ReadWrite("/Users/alice/project"), profile.Read("/opt/homebrew"), profile.Exec("/opt/homebrew/bin")},
+			env:    profile.Env{Home: testHome},
 			reason: "the common agent shape: one writable workspace under the home directory, where every hard-deny class must follow the broad allow and repeat its specific operations",
 		},
 		{
 			name: "resolved-paths.sb",
-			opts: []Option{ReadWrite("/tmp/build"), Read("/Users/alice/link/docs")},
-			env: Env{
+			opts: []profile.Option{profile.ReadWrite("/tmp/build"), profile.Read("/Users/alice/link/docs")},
+			env: profile.Env{
 				Home:     testHome,
 				Resolved: map[string]string{"/tmp/build": "/private/tmp/build", "/Users/alice/link/docs": "/Volumes/Data/docs"},
 				Links:    []string{"/tmp", "/Users/alice/link"},
@@ -30,20 +34,20 @@ func TestGoldenLower(t *testing.T) {
 		},
 		{
 			name:   "network-and-services.sb",
-			opts:   []Option{Network(NetworkLoopback, 5432, 8080), UnixSocket("/private/var/run/app.sock"), MachLookup("com.apple.trustd.agent"), Waive(ProcessAccess, TrustHandoff)},
-			env:    Env{Home: testHome},
+			opts:   []profile.Option{profile.Network(profile.NetworkLoopback, 5432, 8080), profile.UnixSocket("/private/var/run/app.sock"), profile.MachLookup("com.apple.trustd.agent"), profile.Waive(profile.ProcessAccess, profile.TrustHandoff)},
+			env:    profile.Env{Home: testHome},
 			reason: "loopback ports, an allowed Unix socket (connect is network-outbound, plus the file at matching specificity), a Mach service; two classes waived",
 		},
 		{
 			name:   "forking-seatbelt.sb",
-			opts:   []Option{Fork(), Read("/usr/local"), Seatbelt(`(allow sysctl-read (sysctl-name "kern.boottime")) (deny file-read* (subpath "/usr/local/secret"))`)},
-			env:    Env{Home: testHome},
+			opts:   []profile.Option{profile.Fork(), profile.Read("/usr/local"), profile.Seatbelt(`(allow sysctl-read (sysctl-name "kern.boottime")) (deny file-read* (subpath "/usr/local/secret"))`)},
+			env:    profile.Env{Home: testHome},
 			reason: "a forking policy ends with the run-marker block bound per spawn; Seatbelt-layer rules sit between the policy and the hard-deny tier",
 		},
 		{
 			name:   "exec-target-only.sb",
-			opts:   []Option{ExecTargetOnly(), ReadWrite("/Users/alice/project"), Exec("/opt/homebrew/bin")},
-			env:    Env{Home: testHome},
+			opts:   []profile.Option{profile.ExecTargetOnly(), profile.ReadWrite("/Users/alice/project"), profile.Exec("/opt/homebrew/bin")},
+			env:    profile.Env{Home: testHome},
 			reason: "only the spawn's target may be executed: one deny after every exec allow, its target bound per spawn",
 		},
 	}

@@ -1,5 +1,5 @@
 //go:build !race
 
-package profile
+package seatbelt
 
 const raceEnabled = false

@@ -1,10 +1,11 @@
-package profile
+package seatbelt
 
 import (
 	"path"
 	"regexp"
 	"slices"
 
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
@@ -39,25 +40,27 @@ import (
 //     mounts for the caller), IOKit user clients, new
 //     pseudo-terminals, and the Docker, OrbStack and Colima sockets and
 //     Mach names: each would act outside the cage.
-func hardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRulesEnv(c, Env{Home: home}) }
+func hardDenyRules(c profile.Class, home string) []sbpl.Rule {
+	return hardDenyRulesEnv(c, profile.Env{Home: home})
+}
 
 // hardDenyRulesEnv is hardDenyRules with the rest of env: zsh's $ZDOTDIR
 // and $XDG_CONFIG_HOME (kernel spellings, "" = unset), whose files the
 // trust-handoff class also protects.
-func hardDenyRulesEnv(c Class, env Env) []sbpl.Rule {
+func hardDenyRulesEnv(c profile.Class, env profile.Env) []sbpl.Rule {
 	home := env.Home
 	var rules []sbpl.Rule
 	switch c {
-	case ProcessAccess:
+	case profile.ProcessAccess:
 		rules = processAccessRules()
-	case Secrets:
+	case profile.Secrets:
 		rules = secretsRules(env)
-	case TrustHandoff:
+	case profile.TrustHandoff:
 		rules = trustHandoffRules(env)
-	case ServiceManager:
+	case profile.ServiceManager:
 		rules = serviceManagerRules(home)
 	}
-	return filterDenies(append(rules, linkOpRules(rules)...))
+	return sbpl.FilterDenies(append(rules, linkOpRules(rules)...))
 }
 
 // linkOpRules deny, everywhere, the link and clone operations a class's
@@ -130,7 +133,7 @@ var keychainServices = []*sbpl.Filter{
 	sbpl.F("global-name", "com.apple.secd"),
 }
 
-func secretsRules(env Env) []sbpl.Rule {
+func secretsRules(env profile.Env) []sbpl.Rule {
 	fileOps := []string{"file-read*", "file-write*", "file-link", "file-clone"}
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: fileOps, Filters: []*sbpl.Filter{sbpl.Subpath("/Library/Keychains")},
@@ -142,7 +145,7 @@ func secretsRules(env Env) []sbpl.Rule {
 			sbpl.F("global-name-prefix", "com.apple.pasteboard."),
 		}, Comment: "secrets: CryptoTokenKit's smart-card keys (ctkd) and the pasteboard, which holds copied passwords (both named in Apple's own profiles' Mach lists, blacktop/ipsw-diffs)"},
 	}
-	filters, protected := tableTargets(Secrets, env)
+	filters, protected := tableTargets(profile.Secrets, env)
 	if len(filters) == 0 {
 		return rules
 	}
@@ -158,9 +161,9 @@ func secretsRules(env Env) []sbpl.Rule {
 // env, into filters and the paths they protect: a tree is a subpath, a
 // file a literal, a prefix entry a regex (case folded by hand).
 // AnchorAnyTree entries have rules of their own.
-func tableTargets(c Class, env Env) (filters []*sbpl.Filter, protected []string) {
-	for _, e := range ProtectedTable("darwin") {
-		if e.Class != c || e.Anchor == AnchorAnyTree {
+func tableTargets(c profile.Class, env profile.Env) (filters []*sbpl.Filter, protected []string) {
+	for _, e := range profile.ProtectedTable("darwin") {
+		if e.Class != c || e.Anchor == profile.AnchorAnyTree {
 			continue
 		}
 		for _, pp := range e.Places(env) {
@@ -185,7 +188,7 @@ func prefixRegex(p string, tree bool) string {
 	if tree {
 		end = `[^/]*(/|$)`
 	}
-	return "^" + foldCase(regexp.QuoteMeta(p)) + end
+	return "^" + profile.FoldCase(regexp.QuoteMeta(p)) + end
 }
 
 // moveBlock denies renaming or removing each directory between "/" and a
@@ -221,16 +224,17 @@ func moveBlock(protected []string, class string) []sbpl.Rule {
 // documentation, Profiles > General).
 var terminalDomains = []string{"com.apple.Terminal", "com.googlecode.iterm2"}
 
-func trustHandoffRules(env Env) []sbpl.Rule {
+func trustHandoffRules(env profile.Env) []sbpl.Rule {
 	ops := []string{"file-write*", "file-link", "file-clone"}
+	git := profile.GitRegexes()
 	rules := []sbpl.Rule{
 		{Effect: sbpl.Deny, Ops: ops, Filters: []*sbpl.Filter{sbpl.F("require-all",
-			sbpl.F("require-any", sbpl.F("regex", gitAnyRegex), sbpl.F("regex", gitHeadRegex)),
-			sbpl.F("require-not", sbpl.F("regex", gitDataRegex))),
-			sbpl.F("regex", gitPayloadRegex)},
+			sbpl.F("require-any", sbpl.F("regex", git.Any), sbpl.F("regex", git.Head)),
+			sbpl.F("require-not", sbpl.F("regex", git.Data))),
+			sbpl.F("regex", git.Payload)},
 			Comment: "trust-handoff: every .git in any tree is read-only and cannot be created (Codex's approach), nor can a bare repository's HEAD, but for the data git writes in ordinary commands, where a git directory's config, commondir and hooks are still refused; case folded by hand"},
 		{Effect: sbpl.Deny, Ops: []string{"file-write-unlink"}, Filters: []*sbpl.Filter{sbpl.F("require-all",
-			sbpl.F("vnode-type", sbpl.Sym("DIRECTORY")), sbpl.F("regex", gitAnyRegex))},
+			sbpl.F("vnode-type", sbpl.Sym("DIRECTORY")), sbpl.F("regex", git.Any))},
 			Comment: "trust-handoff: no directory inside a .git is moved or removed, so one built in the carve-out cannot carry a .git or HEAD into the worktree (git tolerates a failed rmdir of an empty directory)"},
 	}
 	var domains []*sbpl.Filter
@@ -239,7 +243,7 @@ func trustHandoffRules(env Env) []sbpl.Rule {
 	}
 	rules = append(rules, sbpl.Rule{Effect: sbpl.Deny, Ops: []string{"user-preference-write"}, Filters: domains,
 		Comment: "trust-handoff: the terminals' preferences, through cfprefsd, name the command a new window runs"})
-	filters, protected := tableTargets(TrustHandoff, env)
+	filters, protected := tableTargets(profile.TrustHandoff, env)
 	if len(filters) == 0 {
 		return rules
 	}
@@ -279,7 +283,7 @@ var homeEngineSockets = []string{".docker/run/docker.sock", ".orbstack/run/docke
 
 // colimaSocketRegex matches Colima's per-profile Docker sockets.
 func colimaSocketRegex(home string) string {
-	return "^" + foldCase(regexp.QuoteMeta(path.Join(home, ".colima"))+`/[^/]+/docker\.sock$`)
+	return "^" + profile.FoldCase(regexp.QuoteMeta(path.Join(home, ".colima"))+`/[^/]+/docker\.sock$`)
 }
 
 func serviceManagerRules(home string) []sbpl.Rule {

@@ -1,4 +1,4 @@
-package profile_test
+package seatbelt_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -154,7 +155,7 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := profile.Lower(p, profile.Env{Home: "/Users/alice"})
+	plan, err := seatbelt.Lower(p, profile.Env{Home: "/Users/alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestGitRoutesRunPayloads(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if d.Allowed || d.Layer != profile.LayerHardDeny {
+					if d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 						t.Errorf("%s %s: %s, want denied by the trust-handoff class", op, w, d)
 					}
 				}
@@ -237,7 +238,7 @@ func TestGitDirCarriedOutRunsPayload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := profile.Lower(p, profile.Env{Home: "/Users/alice"})
+	plan, err := seatbelt.Lower(p, profile.Env{Home: "/Users/alice"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestGitDirCarriedOutRunsPayload(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Allowed || d.Layer != profile.LayerHardDeny {
+		if d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
 		}
 	}

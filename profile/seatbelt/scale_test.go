@@ -1,4 +1,4 @@
-package profile
+package seatbelt
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/procage-go/procage/profile"
 )
 
 // scaleLimit bounds lowering 2,000 rules against lowering 200: ten times
@@ -14,17 +16,17 @@ import (
 // cost about a hundred times.
 const scaleLimit = 12.0
 
-func scalePolicy(t testing.TB, n int) Policy {
+func scalePolicy(t testing.TB, n int) profile.Policy {
 	t.Helper()
-	var opts []Option
+	var opts []profile.Option
 	for i := range n {
-		opts = append(opts, Read(fmt.Sprintf("/data/d%04d/f", i)))
+		opts = append(opts, profile.Read(fmt.Sprintf("/data/d%04d/f", i)))
 	}
 	return mustNew(t, opts...)
 }
 
-func scaleLower(t testing.TB, p Policy) {
-	if _, err := Lower(p, Env{Home: "/Users/me", Limit: 100000}); err != nil {
+func scaleLower(t testing.TB, p profile.Policy) {
+	if _, err := LowerLimit(p, profile.Env{Home: "/Users/me"}, 100000); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -45,7 +47,7 @@ func TestLowerScalesLinearly(t *testing.T) {
 	p200, p2000 := scalePolicy(t, 200), scalePolicy(t, 2000)
 
 	t.Run("allocations", func(t *testing.T) {
-		allocs := func(p Policy) (n float64, bytes uint64) {
+		allocs := func(p profile.Policy) (n float64, bytes uint64) {
 			n = testing.AllocsPerRun(3, func() { scaleLower(t, p) })
 			var before, after runtime.MemStats
 			for range 3 {
@@ -72,7 +74,7 @@ func TestLowerScalesLinearly(t *testing.T) {
 			t.Skip("CPU timing: needs a run without -short and -race (.ci/run makes one)")
 		}
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-		best := func(p Policy, iters int, prev time.Duration) time.Duration {
+		best := func(p profile.Policy, iters int, prev time.Duration) time.Duration {
 			runtime.GC() // outside the measurement; the collector is off inside it
 			start := cpuTime(t)
 			for range iters {

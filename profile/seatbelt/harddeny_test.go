@@ -1,6 +1,7 @@
-package profile
+package seatbelt
 
 import (
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
@@ -15,7 +17,7 @@ import (
 var unfilteredOK = []string{"file-write-setugid", "lsopen", "appleevent-send", "job-creation", "iokit-open-user-client", "pseudo-tty"}
 
 func TestHardDenyStructure(t *testing.T) {
-	for _, c := range Classes() {
+	for _, c := range profile.Classes() {
 		for _, home := range []string{"", testHome} {
 			rules := hardDenyRules(c, home)
 			if len(rules) == 0 {
@@ -58,7 +60,7 @@ func TestHardDenyStructure(t *testing.T) {
 // Without a home, a class emits exactly its home-independent rules, which
 // are also part of its rules with a home.
 func TestHardDenyHomeIndependent(t *testing.T) {
-	for _, c := range Classes() {
+	for _, c := range profile.Classes() {
 		without := hardDenyRules(c, "")
 		with := hardDenyRules(c, testHome)
 		for _, r := range without {
@@ -68,7 +70,7 @@ func TestHardDenyHomeIndependent(t *testing.T) {
 				t.Errorf("class %s: home-independent rule %s missing when a home is given", c, text)
 			}
 		}
-		if len(with) <= len(without) && c != ProcessAccess {
+		if len(with) <= len(without) && c != profile.ProcessAccess {
 			t.Errorf("class %s: a home adds no rule (%d with, %d without)", c, len(with), len(without))
 		}
 	}
@@ -76,7 +78,7 @@ func TestHardDenyHomeIndependent(t *testing.T) {
 
 // A home of "/" does not produce "//" paths.
 func TestHardDenyRootHome(t *testing.T) {
-	for _, c := range Classes() {
+	for _, c := range profile.Classes() {
 		for _, r := range hardDenyRules(c, "/") {
 			for _, p := range pathArgs(r.Filters) {
 				if strings.Contains(p, "//") {
@@ -90,14 +92,14 @@ func TestHardDenyRootHome(t *testing.T) {
 // broadPolicy grants everything a caller might plausibly grant over the
 // home directory, naming concrete operations too, so the hard-deny classes
 // must beat both wildcard and specific allows.
-func broadPolicy(t testing.TB, opts ...Option) Policy {
+func broadPolicy(t testing.TB, opts ...profile.Option) profile.Policy {
 	t.Helper()
-	base := []Option{
-		ReadWrite(testHome), Exec(testHome + "/bin"), Network(NetworkOn), Fork(),
-		UnixSocket("/private/var/run/docker.sock"),
-		MachLookup("com.apple.SecurityServer"),
-		AcceptBroad(BroadMachLookup),
-		Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-link (subpath "/Users/alice"))
+	base := []profile.Option{
+		profile.ReadWrite(testHome), profile.Exec(testHome + "/bin"), profile.Network(profile.NetworkOn), profile.Fork(),
+		profile.UnixSocket("/private/var/run/docker.sock"),
+		profile.MachLookup("com.apple.SecurityServer"),
+		profile.AcceptBroad(profile.BroadMachLookup),
+		profile.Seatbelt(`(allow file-read-data file-read-metadata file-write-data file-write-create file-write-unlink file-link (subpath "/Users/alice"))
 (allow process-info-pidinfo process-info-listpids signal mach-task-name mach-priv-task-port)
 (allow sysctl-read)
 (allow mach-lookup (global-name-prefix "com.apple."))
@@ -110,7 +112,7 @@ func broadPolicy(t testing.TB, opts ...Option) Policy {
 // names each concrete operation an allow in the profile names and one of
 // the rule's wildcards covers.
 func TestHardDenySpecificity(t *testing.T) {
-	plan := mustLower(t, broadPolicy(t), Env{Home: testHome})
+	plan := mustLower(t, broadPolicy(t), profile.Env{Home: testHome})
 	var allowed []string
 	for _, r := range plan.Profile.Rules {
 		if r.Effect != sbpl.Allow {
@@ -147,33 +149,21 @@ func TestHardDenySpecificity(t *testing.T) {
 	}
 }
 
-func TestFoldCase(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`/\.git$`, `/\.[Gg][Ii][Tt]$`},
-		{`A1-z`, `[Aa]1-[Zz]`},
-		{`[^/]+`, `[^/]+`},
-	}
-	for _, tc := range cases {
-		if got := foldCase(tc.in); got != tc.want {
-			t.Errorf("foldCase(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 // The regexes say what the threat model means, in any letter case, without
 // relying on the engine to fold case. (Go's engine stands in for
 // Seatbelt's here: this checks the patterns, not Seatbelt.)
 func TestHardDenyRegexes(t *testing.T) {
+	git := profile.GitRegexes()
 	cases := []struct {
 		name    string
 		re      string
 		match   []string
 		noMatch []string
 	}{
-		{"any .git", gitAnyRegex,
+		{"any .git", git.Any,
 			[]string{"/w/r/.git", "/w/r/.GIT", "/w/r/.git/hooks/pre-commit", "/w/r/.Git/Config", "/w/r/sub/.git"},
 			[]string{"/w/r/.gitignore", "/w/r/x.git", "/w/r/x.git/config", "/w/r/.github/hooks/a", "/w/r/git/config"}},
-		{"git data", gitDataRegex,
+		{"git data", git.Data,
 			[]string{"/w/r/.git/objects/ab/cd", "/w/r/.git/OBJECTS/ab/cd", "/w/r/.git/index", "/w/r/.git/index.lock",
 				"/w/r/.git/refs/heads/main.lock", "/w/r/.git/logs/HEAD", "/w/r/.git/HEAD", "/w/r/.git/ORIG_HEAD",
 				"/w/r/.git/modules/sub/objects/x", "/w/r/.git/worktrees/wt/index", "/w/r/.git/packed-refs", "/w/r/.git/lfs/objects/x"},
@@ -182,13 +172,13 @@ func TestHardDenyRegexes(t *testing.T) {
 				"/w/r/.git/worktrees/wt/gitdir", "/w/r/.git/info/attributes", "/w/r/.git/rebase-merge/git-rebase-todo",
 				"/w/r/.git/modules/objects/config", "/w/r/.git/modules/a/modules/b/objects/x", "/w/r/.git/indexx",
 				"/w/r/.git/hooks/objects"}},
-		{"a bare repository's HEAD", gitHeadRegex,
+		{"a bare repository's HEAD", git.Head,
 			[]string{"/w/r/HEAD", "/w/r/sub/head", "/w/r/x.git/HEAD", "/w/r/.git/HEAD"},
 			[]string{"/w/r/AHEAD", "/w/r/HEAD.md", "/w/r/HEAD/x", "/w/r/ORIG_HEAD", "/w/r/headers"}},
 		{"zsh completion dump", prefixRegex(testHome+"/.zcompdump", false),
 			[]string{testHome + "/.zcompdump", testHome + "/.zcompdump-mac-5.9", testHome + "/.zcompdump.zwc", "/users/ALICE/.ZCOMPDUMP"},
 			[]string{testHome + "/.zcompdump/x", testHome + "/x/.zcompdump", "/x" + testHome + "/.zcompdump"}},
-		{"a git directory's payload", gitPayloadRegex,
+		{"a git directory's payload", git.Payload,
 			[]string{"/w/r/.git/config", "/w/r/.git/refs/x/config", "/w/r/.git/refs/x/COMMONDIR", "/w/r/.git/logs/config.worktree",
 				"/w/r/.git/objects/t/hooks", "/w/r/.git/objects/t/hooks/pre-commit", "/w/r/.GIT/Hooks/x"},
 			[]string{"/w/r/config", "/w/r/hooks/x", "/w/r/.git/refs/heads/configure", "/w/r/.git/refs/heads/hook", "/w/r/.git/refs/heads/myhooks",
@@ -237,5 +227,47 @@ func TestMoveBlock(t *testing.T) {
 	}
 	if got := moveBlock([]string{"/x"}, "x"); got != nil {
 		t.Errorf("moveBlock of a top-level path = %v, want no rule (an unfiltered deny would deny every unlink)", got)
+	}
+}
+
+// The policy model refuses a filtered Seatbelt-layer allow of exactly the
+// operations some class in force denies here without a filter
+// (profile.ErrClassAllow): the list it keeps must follow these rules.
+func TestClassAllowFollowsUnfilteredDenies(t *testing.T) {
+	unfiltered := map[string]profile.Class{}
+	var filtered []string
+	for _, c := range profile.Classes() {
+		for _, home := range []string{"", testHome} {
+			for _, r := range hardDenyRules(c, home) {
+				for _, op := range r.Ops {
+					if len(r.Filters) == 0 {
+						unfiltered[op] = c
+					} else {
+						filtered = append(filtered, op)
+					}
+				}
+			}
+		}
+	}
+	if len(unfiltered) == 0 {
+		t.Fatal("no class denies an operation without a filter; the test checks nothing")
+	}
+	allow := func(op string) string { return "(allow " + op + ` (require-not (literal "/x")))` }
+	for op, c := range unfiltered {
+		if _, err := profile.New(profile.BaseV1, profile.Seatbelt(allow(op))); !errors.Is(err, profile.ErrClassAllow) {
+			t.Errorf("class %s denies %s without a filter, but a filtered allow of it gives %v, want ErrClassAllow", c, op, err)
+		}
+		if _, err := profile.New(profile.BaseV1, profile.Seatbelt(allow(op)), profile.Waive(c)); errors.Is(err, profile.ErrClassAllow) {
+			t.Errorf("a filtered allow of %s with %s waived: %v", op, c, err)
+		}
+	}
+	slices.Sort(filtered)
+	for _, op := range slices.Compact(filtered) {
+		if _, ok := unfiltered[op]; ok {
+			continue
+		}
+		if _, err := profile.New(profile.BaseV1, profile.Seatbelt(allow(op)), profile.AcceptBroad(profile.BroadMachLookup)); errors.Is(err, profile.ErrClassAllow) {
+			t.Errorf("every class denies %s with a filter, yet a filtered allow of it is refused: %v", op, err)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package profile
+package seatbelt
 
 import (
 	"flag"
@@ -10,10 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
-// update rewrites the golden profiles: go test ./profile -update.
+// update rewrites the golden profiles: go test ./profile/seatbelt -update.
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ instead of comparing")
 
 // testHome is the home directory the golden profiles are lowered for.
@@ -21,14 +22,14 @@ const testHome = "/Users/alice"
 
 // onlyClass returns the waivers that leave class c alone in force ("" =
 // every class waived).
-func onlyClass(c Class) Option {
-	var waive []Class
-	for _, k := range Classes() {
+func onlyClass(c profile.Class) profile.Option {
+	var waive []profile.Class
+	for _, k := range profile.Classes() {
 		if k != c {
 			waive = append(waive, k)
 		}
 	}
-	return Waive(waive...)
+	return profile.Waive(waive...)
 }
 
 // checkGolden compares got with testdata/name, or rewrites it with
@@ -47,29 +48,29 @@ func checkGolden(t testing.TB, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./profile -update to create it)", err)
+		t.Fatalf("%v (run go test ./profile/seatbelt -update to create it)", err)
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended run go test ./profile -update:\n%s", path, diff)
+		t.Errorf("%s differs (-want +got); if the change is intended run go test ./profile/seatbelt -update:\n%s", path, diff)
 	}
 }
 
 func TestGoldenBase(t *testing.T) {
 	cases := []struct {
 		name   string
-		class  Class // "" = every class waived
+		class  profile.Class // "" = every class waived
 		reason string
 	}{
 		{"base-v1.sb", "", "Base V1 alone: what every profile starts from, frozen once released"},
-		{"process-access.sb", ProcessAccess, "R-25 rules: procargs sysctls, other processes' info, signals, task ports, sysmond, setugid"},
-		{"secrets.sb", Secrets, "credential stores, keychains and keychain services, with move-blocking"},
-		{"trust-handoff.sb", TrustHandoff, "git hooks and config in any tree, shell startup files, launch agents"},
-		{"service-manager.sb", ServiceManager, "Launch Services, launchd job submission, container-engine sockets and Mach names"},
+		{"process-access.sb", profile.ProcessAccess, "R-25 rules: procargs sysctls, other processes' info, signals, task ports, sysmond, setugid"},
+		{"secrets.sb", profile.Secrets, "credential stores, keychains and keychain services, with move-blocking"},
+		{"trust-handoff.sb", profile.TrustHandoff, "git hooks and config in any tree, shell startup files, launch agents"},
+		{"service-manager.sb", profile.ServiceManager, "Launch Services, launchd job submission, container-engine sockets and Mach names"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustNew(t, onlyClass(tc.class))
-			plan := mustLower(t, p, Env{Home: testHome})
+			plan := mustLower(t, p, profile.Env{Home: testHome})
 			text := plan.Text()
 			if tc.class != "" && !strings.Contains(text, ";; "+LayerHardDeny) {
 				t.Fatalf("%s: class %s emitted no hard-deny layer", tc.reason, tc.class)
@@ -121,7 +122,7 @@ func notKernelSpelling(path string) bool {
 }
 
 func TestBaseV1Structure(t *testing.T) {
-	rules := baseRules(BaseV1)
+	rules := baseRules(profile.BaseV1)
 	if len(rules) == 0 {
 		t.Fatal("Base V1 has no rules")
 	}
@@ -173,7 +174,7 @@ func TestBaseV1Structure(t *testing.T) {
 // covers op has a filter equal to f.
 func baseAllows(op string, f *sbpl.Filter) bool {
 	want := f.String()
-	for _, r := range baseRules(BaseV1) {
+	for _, r := range baseRules(profile.BaseV1) {
 		if r.Effect != sbpl.Allow || !slices.ContainsFunc(r.Ops, func(o string) bool { return sbpl.Covers(o, op) }) {
 			continue
 		}

@@ -1,4 +1,4 @@
-package profile
+package seatbelt
 
 import (
 	"errors"
@@ -8,19 +8,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
-func mustNew(t testing.TB, opts ...Option) Policy {
+func mustNew(t testing.TB, opts ...profile.Option) profile.Policy {
 	t.Helper()
-	p, err := New(BaseV1, opts...)
+	p, err := profile.New(profile.BaseV1, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func mustLower(t testing.TB, p Policy, env Env) *Plan {
+func mustLower(t testing.TB, p profile.Policy, env profile.Env) *Plan {
 	t.Helper()
 	plan, err := Lower(p, env)
 	if err != nil {
@@ -41,8 +42,8 @@ func layers(prof *sbpl.Profile) []string {
 }
 
 func TestLowerLayerOrder(t *testing.T) {
-	p := mustNew(t, Read("/usr/share"), Fork(), Seatbelt(`(allow sysctl-read (sysctl-name "kern.ostype"))`))
-	plan := mustLower(t, p, Env{Home: "/Users/me"})
+	p := mustNew(t, profile.Read("/usr/share"), profile.Fork(), profile.Seatbelt(`(allow sysctl-read (sysctl-name "kern.ostype"))`))
+	plan := mustLower(t, p, profile.Env{Home: "/Users/me"})
 	want := []string{LayerHeader, LayerBase, LayerPolicy, LayerLinks, LayerSeatbelt, LayerHardDeny, LayerMarker}
 	if diff := cmp.Diff(want, layers(plan.Profile)); diff != "" {
 		t.Errorf("layers (-want +got):\n%s", diff)
@@ -62,14 +63,20 @@ func TestLowerLayerOrder(t *testing.T) {
 	if diff := cmp.Diff(plan.Profile, back); diff != "" {
 		t.Errorf("Parse(Text()) (-want +got):\n%s", diff)
 	}
-	again := mustLower(t, p, Env{Home: "/Users/me"})
+	again := mustLower(t, p, profile.Env{Home: "/Users/me"})
 	if again.Text() != text {
 		t.Error("lowering is not deterministic")
 	}
 }
 
+func TestLowerZeroPolicy(t *testing.T) {
+	if _, err := Lower(profile.Policy{}, profile.Env{}); err == nil {
+		t.Error("Lower on a zero Policy succeeded")
+	}
+}
+
 func TestLowerNonForkingHasNoMarker(t *testing.T) {
-	plan := mustLower(t, mustNew(t), Env{})
+	plan := mustLower(t, mustNew(t), profile.Env{})
 	if slices.Contains(layers(plan.Profile), LayerMarker) || len(plan.Params) != 0 {
 		t.Errorf("a non-forking policy got a run marker: %v %v", layers(plan.Profile), plan.Params)
 	}
@@ -84,8 +91,8 @@ func TestLowerNonForkingHasNoMarker(t *testing.T) {
 // names the specific exec operations they name, and binds the target per
 // spawn.
 func TestLowerExecTargetOnly(t *testing.T) {
-	p := mustNew(t, ExecTargetOnly(), Exec("/opt/tools"), Seatbelt(`(allow process-exec-interpreter (subpath "/opt/scripts"))`), Fork())
-	plan := mustLower(t, p, Env{})
+	p := mustNew(t, profile.ExecTargetOnly(), profile.Exec("/opt/tools"), profile.Seatbelt(`(allow process-exec-interpreter (subpath "/opt/scripts"))`), profile.Fork())
+	plan := mustLower(t, p, profile.Env{})
 	want := []string{LayerHeader, LayerBase, LayerPolicy, LayerLinks, LayerSeatbelt, LayerExec, LayerHardDeny, LayerMarker}
 	if diff := cmp.Diff(want, layers(plan.Profile)); diff != "" {
 		t.Errorf("layers (-want +got):\n%s", diff)
@@ -96,14 +103,14 @@ func TestLowerExecTargetOnly(t *testing.T) {
 	if !strings.Contains(plan.Text(), `(deny process-exec* process-exec-interpreter (require-not (literal (param "PROCAGE_EXEC_TARGET"))))`) {
 		t.Errorf("no exec-target-only deny naming the interpreter check:\n%s", plan.Text())
 	}
-	if mustLower(t, mustNew(t), Env{}).Params != nil {
+	if mustLower(t, mustNew(t), profile.Env{}).Params != nil {
 		t.Error("a policy without ExecTargetOnly binds parameters")
 	}
 }
 
 func TestLowerUsesKernelSpellings(t *testing.T) {
-	p := mustNew(t, ReadWrite("/tmp/work"), UnixSocket("/var/run/x.sock"), Seatbelt(`(deny file-read* (literal "/tmp/work/secret"))`))
-	env := Env{
+	p := mustNew(t, profile.ReadWrite("/tmp/work"), profile.UnixSocket("/var/run/x.sock"), profile.Seatbelt(`(deny file-read* (literal "/tmp/work/secret"))`))
+	env := profile.Env{
 		Resolved: map[string]string{"/tmp/work": "/private/tmp/work", "/var/run/x.sock": "/private/var/run/x.sock", "/tmp/work/secret": "/private/tmp/work/secret"},
 		Links:    []string{"/tmp", "/var", "/Users/me/link"},
 	}
@@ -129,20 +136,20 @@ func TestLowerUsesKernelSpellings(t *testing.T) {
 func TestLowerNetwork(t *testing.T) {
 	tests := []struct {
 		name     string
-		opt      Option
+		opts     []profile.Option
 		want     []string
 		wantNone []string
 	}{
-		{"off", Network(NetworkOff), nil, []string{"network-outbound", "network-bind"}},
-		{"loopback", Network(NetworkLoopback, AnyPort), []string{`(allow network-outbound (remote ip "localhost:*"))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`"*:*"`}},
-		{"ports", Network(NetworkLoopback, 80, 8080), []string{`(allow network-outbound (remote ip "localhost:80") (remote ip "localhost:8080"))`}, []string{`localhost:*`}},
-		{"on", Network(NetworkOn), []string{`(allow network-outbound (require-all (remote ip "*:*") (require-not (remote ip "localhost:*"))))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`(local ip "*:*")`, `(allow network-outbound (remote ip "localhost`}},
-		{"on ports", Network(NetworkOn, 8080), []string{`(allow network-outbound (remote ip "localhost:8080"))`}, []string{`(local ip "*:*")`}},
-		{"on listen any", mustOpt(Network(NetworkOn), ListenAnyInterface()), []string{`(allow network-bind network-inbound (local ip "*:*"))`}, nil},
+		{"off", []profile.Option{profile.Network(profile.NetworkOff)}, nil, []string{"network-outbound", "network-bind"}},
+		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, []string{`(allow network-outbound (remote ip "localhost:*"))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`"*:*"`}},
+		{"ports", []profile.Option{profile.Network(profile.NetworkLoopback, 80, 8080)}, []string{`(allow network-outbound (remote ip "localhost:80") (remote ip "localhost:8080"))`}, []string{`localhost:*`}},
+		{"on", []profile.Option{profile.Network(profile.NetworkOn)}, []string{`(allow network-outbound (require-all (remote ip "*:*") (require-not (remote ip "localhost:*"))))`, `(allow network-bind network-inbound (local ip "localhost:*"))`}, []string{`(local ip "*:*")`, `(allow network-outbound (remote ip "localhost`}},
+		{"on ports", []profile.Option{profile.Network(profile.NetworkOn, 8080)}, []string{`(allow network-outbound (remote ip "localhost:8080"))`}, []string{`(local ip "*:*")`}},
+		{"on listen any", []profile.Option{profile.Network(profile.NetworkOn), profile.ListenAnyInterface()}, []string{`(allow network-bind network-inbound (local ip "*:*"))`}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := mustLower(t, mustNew(t, tt.opt, Waive(Classes()...)), Env{})
+			plan := mustLower(t, mustNew(t, append(tt.opts, profile.Waive(profile.Classes()...))...), profile.Env{})
 			var policy []string
 			for _, r := range plan.Profile.Rules {
 				if r.Layer == LayerPolicy {
@@ -169,8 +176,8 @@ func TestLowerNetwork(t *testing.T) {
 // an allow names that one of its wildcards covers, since specific beats
 // wildcard in Seatbelt whatever the order.
 func TestLowerSpecificity(t *testing.T) {
-	p := mustNew(t, ReadWrite("/Users/me"), Seatbelt(`(allow file-read-data file-write-data (subpath "/Users/me"))`))
-	plan := mustLower(t, p, Env{Home: "/Users/me"})
+	p := mustNew(t, profile.ReadWrite("/Users/me"), profile.Seatbelt(`(allow file-read-data file-write-data (subpath "/Users/me"))`))
+	plan := mustLower(t, p, profile.Env{Home: "/Users/me"})
 	var allowed []string
 	for _, r := range plan.Profile.Rules {
 		if r.Effect == sbpl.Allow {
@@ -208,42 +215,42 @@ func TestLowerSpecificity(t *testing.T) {
 
 func TestLowerWaiver(t *testing.T) {
 	p := mustNew(t)
-	full := mustLower(t, p, Env{Home: "/Users/me"})
-	for _, c := range Classes() {
-		waived := mustLower(t, mustNew(t, Waive(c)), Env{Home: "/Users/me"})
+	full := mustLower(t, p, profile.Env{Home: "/Users/me"})
+	for _, c := range profile.Classes() {
+		waived := mustLower(t, mustNew(t, profile.Waive(c)), profile.Env{Home: "/Users/me"})
 		n := len(hardDenyRules(c, "/Users/me"))
 		if n == 0 {
 			continue
 		}
-		if got := full.Rules() - waived.Rules(); got != n {
+		if got := full.NumRules() - waived.NumRules(); got != n {
 			t.Errorf("waiving %s removed %d rules, want %d", c, got, n)
 		}
 	}
 }
 
 func TestLowerLimit(t *testing.T) {
-	var opts []Option
+	var opts []profile.Option
 	for i := range 300 {
-		opts = append(opts, Read(fmt.Sprintf("/data/d%03d", i)))
+		opts = append(opts, profile.Read(fmt.Sprintf("/data/d%03d", i)))
 	}
 	p := mustNew(t, opts...)
-	if _, err := Lower(p, Env{Limit: 100}); err != nil {
+	if _, err := LowerLimit(p, profile.Env{}, 100); err != nil {
 		var le *LimitError
 		if !errors.As(err, &le) || le.Limit != 100 || le.Rules <= 300 {
 			t.Fatalf("Lower = %v, want a *LimitError with limit 100 and more than 300 rules", err)
 		}
-		if want := fmt.Sprintf("profile: %d rules, more than the limit of 100", le.Rules); err.Error() != want {
+		if want := fmt.Sprintf("seatbelt: %d rules, more than the limit of 100", le.Rules); err.Error() != want {
 			t.Errorf("limit error = %q, want %q", err, want)
 		}
 	} else {
 		t.Fatal("Lower over the limit succeeded")
 	}
-	plan, err := Lower(p, Env{})
+	plan, err := Lower(p, profile.Env{})
 	if err != nil {
 		t.Fatalf("Lower under the default limit: %v", err)
 	}
-	if plan.Rules() > DefaultLimit || plan.Rules() < 300 {
-		t.Errorf("Rules() = %d", plan.Rules())
+	if plan.NumRules() > DefaultLimit || plan.NumRules() < 300 {
+		t.Errorf("NumRules() = %d", plan.NumRules())
 	}
 }
 
@@ -254,13 +261,13 @@ func FuzzLowerPath(f *testing.F) {
 	for _, s := range []string{"/tmp/x", `/a"b`, `/a\b`, `/x"))(allow default)(`, "/a\nb", "/a;b", "/\x00", "rel", "/é"} {
 		f.Add(s)
 	}
-	base := mustLower(f, mustNew(f, Waive(Classes()...)), Env{})
+	base := mustLower(f, mustNew(f, profile.Waive(profile.Classes()...)), profile.Env{})
 	f.Fuzz(func(t *testing.T, path string) {
-		p, err := New(BaseV1, FS(AccessRead, Literal, path), Waive(Classes()...))
+		p, err := profile.New(profile.BaseV1, profile.FS(profile.AccessRead, profile.Literal, path), profile.Waive(profile.Classes()...))
 		if err != nil {
 			return
 		}
-		plan, err := Lower(p, Env{})
+		plan, err := Lower(p, profile.Env{})
 		if err != nil {
 			t.Fatalf("Lower(%q): %v", path, err)
 		}
@@ -287,14 +294,14 @@ func FuzzLowerPath(f *testing.F) {
 }
 
 func benchmarkLower(b *testing.B, n int) {
-	var opts []Option
+	var opts []profile.Option
 	for i := range n {
-		opts = append(opts, Read(fmt.Sprintf("/data/d%04d/f", i)))
+		opts = append(opts, profile.Read(fmt.Sprintf("/data/d%04d/f", i)))
 	}
 	p := mustNew(b, opts...)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Lower(p, Env{Home: "/Users/me", Limit: 100000}); err != nil {
+		if _, err := LowerLimit(p, profile.Env{Home: "/Users/me"}, 100000); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -302,15 +309,3 @@ func benchmarkLower(b *testing.B, n int) {
 
 func BenchmarkLower200(b *testing.B)  { benchmarkLower(b, 200) }
 func BenchmarkLower2000(b *testing.B) { benchmarkLower(b, 2000) }
-
-// mustOpt joins options into one.
-func mustOpt(opts ...Option) Option {
-	return optionFunc(func(p *Policy) error {
-		for _, o := range opts {
-			if err := o.apply(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}

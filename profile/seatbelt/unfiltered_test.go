@@ -1,10 +1,11 @@
-package profile_test
+package seatbelt_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -62,7 +63,7 @@ func TestLowerRefusesUnfilteredDeny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := profile.Lower(p, profile.Env{}); !errors.Is(err, profile.ErrUnfilteredDeny) {
+	if _, err := seatbelt.Lower(p, profile.Env{}); !errors.Is(err, seatbelt.ErrUnfilteredDeny) {
 		t.Errorf("Lower = %v, want ErrUnfilteredDeny", err)
 	}
 	// A Seatbelt-layer (deny default) would have to override every grant
@@ -71,7 +72,7 @@ func TestLowerRefusesUnfilteredDeny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := profile.Lower(d, profile.Env{}); !errors.Is(err, profile.ErrUnfilteredDeny) {
+	if _, err := seatbelt.Lower(d, profile.Env{}); !errors.Is(err, seatbelt.ErrUnfilteredDeny) {
 		t.Errorf("Lower with a Seatbelt-layer (deny default) = %v, want ErrUnfilteredDeny", err)
 	}
 	// No filtered allow of it before: nothing to override, accepted.
@@ -79,7 +80,7 @@ func TestLowerRefusesUnfilteredDeny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := profile.Lower(q, profile.Env{}); err != nil {
+	if _, err := seatbelt.Lower(q, profile.Env{}); err != nil {
 		t.Errorf("Lower: %v", err)
 	}
 }

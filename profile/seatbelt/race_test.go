@@ -1,6 +1,6 @@
 //go:build race
 
-package profile
+package seatbelt
 
 // raceEnabled: the race detector distorts timings, so timing tests skip.
 const raceEnabled = true

@@ -1,4 +1,4 @@
-package profile
+package seatbelt
 
 import (
 	"fmt"
@@ -6,12 +6,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
 // DefaultLimit is the largest number of rules a profile may have unless
-// the caller sets another: libsandbox aborts its caller on very large
-// profiles (NixOS/nix#2311; "exceeds maximum (65535)" in
+// the caller sets another ([LowerLimit]): libsandbox aborts its caller on
+// very large profiles (NixOS/nix#2311; "exceeds maximum (65535)" in
 // status-im/status-legacy#16353), so the count is checked before compiling.
 const DefaultLimit = 2000
 
@@ -44,33 +45,6 @@ const (
 	ExtensionReadWrite = "com.apple.app-sandbox.read-write"
 )
 
-// Env is what lowering needs besides the policy: the kernel spellings the
-// path resolver found, and the user's home directory.
-type Env struct {
-	// Resolved maps a policy path as written to its kernel spelling.
-	// Paths not in the map are used as written.
-	Resolved map[string]string
-	// Links are the symbolic links path lookups pass through, in kernel
-	// spelling; each gets file-read-metadata on the link itself.
-	Links []string
-	// Home is the kernel spelling of the caging user's home directory,
-	// used by the hard-deny classes. Empty lowers no home rules.
-	Home string
-	// ZDotDir is the kernel spelling of zsh's $ZDOTDIR, whose startup
-	// files the trust-handoff class protects; empty when unset.
-	ZDotDir string
-	// XDGConfigHome is the kernel spelling of $XDG_CONFIG_HOME, where git
-	// and shells read configuration the trust-handoff class protects; empty
-	// when unset (~/.config is always protected).
-	XDGConfigHome string
-	// ProtectedAt maps a hard-deny table path (as placed under Home,
-	// ZDotDir or XDGConfigHome) that is a link to its kernel spelling, which
-	// the class protects too.
-	ProtectedAt map[string]string
-	// Limit is the largest rule count accepted; 0 means DefaultLimit.
-	Limit int
-}
-
 // RootLinks are the symbolic links at the root of a macOS system volume;
 // metadata on them is always allowed so grants bound later resolve
 // [confirmed: the Rust procage 0.7.0's path canonicalisation].
@@ -89,35 +63,43 @@ func (p *Plan) Text() string {
 	s, err := p.Profile.Text()
 	if err != nil {
 		// Lowering quotes every string before building the plan.
-		panic("profile: BUG: lowered profile does not write: " + err.Error())
+		panic("seatbelt: BUG: lowered profile does not write: " + err.Error())
 	}
 	return s
 }
 
-// Rules returns the number of rules in the profile.
-func (p *Plan) Rules() int { return len(p.Profile.Rules) }
+// NumRules returns the number of rules in the profile.
+func (p *Plan) NumRules() int { return len(p.Profile.Rules) }
 
 // LimitError reports a profile with more rules than the limit. Merge paths
 // into fewer subpath rules, or raise the limit.
 type LimitError struct{ Rules, Limit int }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("profile: %d rules, more than the limit of %d", e.Rules, e.Limit)
+	return fmt.Sprintf("seatbelt: %d rules, more than the limit of %d", e.Rules, e.Limit)
 }
 
 // Lower turns a policy into a Seatbelt profile, in layers: header
 // ((version 1), (deny default) and what the child still needs after the
 // profile is applied), base, the policy's own rules, link metadata,
 // Seatbelt-layer rules, the hard-deny classes, and for a forking policy the
-// run-marker block. The output is deterministic.
-func Lower(p Policy, env Env) (*Plan, error) {
-	if !p.validated {
-		return nil, fmt.Errorf("profile: Lower on a zero Policy")
+// run-marker block. The output is deterministic. A profile of more than
+// [DefaultLimit] rules is a [*LimitError].
+func Lower(p profile.Policy, env profile.Env) (*Plan, error) {
+	return LowerLimit(p, env, DefaultLimit)
+}
+
+// LowerLimit is [Lower] with another largest rule count than
+// [DefaultLimit]; 0 means DefaultLimit.
+func LowerLimit(p profile.Policy, env profile.Env, limit int) (*Plan, error) {
+	// New accepts only known bases, so only the zero Policy has none.
+	if p.Base() == 0 {
+		return nil, fmt.Errorf("seatbelt: Lower on a zero Policy")
 	}
-	limit := env.Limit
 	if limit == 0 {
 		limit = DefaultLimit
 	}
+	fs, seatbelt := p.FSRules(), p.SeatbeltRules()
 	resolve := func(path string) string {
 		if r, ok := env.Resolved[path]; ok {
 			return r
@@ -125,7 +107,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		return path
 	}
 
-	rules := make([]sbpl.Rule, 0, len(p.fs)+len(p.seatbelt)+128)
+	rules := make([]sbpl.Rule, 0, len(fs)+len(seatbelt)+128)
 	add := func(layer string, rs ...sbpl.Rule) {
 		for _, r := range rs {
 			r.Layer = layer
@@ -133,15 +115,15 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		}
 	}
 	add(LayerHeader, headerRules()...)
-	add(LayerBase, baseRules(p.base)...)
-	add(LayerPolicy, policyRules(p, resolve)...)
+	add(LayerBase, baseRules(p.Base())...)
+	add(LayerPolicy, policyRules(p, fs, resolve)...)
 	add(LayerLinks, linkRules(env.Links)...)
 	// A Seatbelt-layer deny must win over the layers before it, so it names
 	// their specific operations too; among its own layer the caller's
 	// order and specificity stand.
 	allowed := allowedOps(rules)
 	seatbeltStart := len(rules)
-	for _, r := range p.seatbelt {
+	for _, r := range seatbelt {
 		r = r.MapPaths(resolve)
 		if r.Effect == sbpl.Deny {
 			r.Ops = withSpecific(r.Ops, allowed)
@@ -152,13 +134,13 @@ func Lower(p Policy, env Env) (*Plan, error) {
 		return nil, err
 	}
 	var params []string
-	if p.execOnly {
+	if p.ExecTargetOnly() {
 		add(LayerExec, execOnlyRules(allowedOps(rules))...)
 		params = append(params, ParamExecTarget)
 	}
 	allowed = allowedOps(rules)
 	hardStart := len(rules)
-	for _, c := range Classes() {
+	for _, c := range profile.Classes() {
 		if p.Waived(c) {
 			continue
 		}
@@ -170,7 +152,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	if err := checkUnfiltered(rules, hardStart, hardStart); err != nil {
 		return nil, err
 	}
-	if p.fork {
+	if p.Forking() {
 		add(LayerMarker, markerRules()...)
 		params = append(params, ParamRunPrefix, ParamRunMarker)
 	}
@@ -179,7 +161,7 @@ func Lower(p Policy, env Env) (*Plan, error) {
 	}
 	prof := &sbpl.Profile{Version: 1, Rules: rules}
 	if _, err := prof.Text(); err != nil {
-		return nil, fmt.Errorf("profile: %w", err)
+		return nil, fmt.Errorf("seatbelt: %w", err)
 	}
 	return &Plan{Profile: prof, Params: params}, nil
 }
@@ -216,25 +198,25 @@ func headerRules() []sbpl.Rule {
 	}
 }
 
-func target(t Target, path string) *sbpl.Filter {
-	if t == Subpath {
+func target(t profile.Target, path string) *sbpl.Filter {
+	if t == profile.Subpath {
 		return sbpl.Subpath(path)
 	}
 	return sbpl.Literal(path)
 }
 
 // policyRules lowers the policy's own filesystem, network, socket, Mach and
-// process rules.
-func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
-	rules := make([]sbpl.Rule, 0, len(p.fs)+16)
-	ancestors := make(map[string]bool, len(p.fs))
-	for _, r := range p.fs {
+// process rules; fs is p.FSRules().
+func policyRules(p profile.Policy, fs []profile.FSRule, resolve func(string) string) []sbpl.Rule {
+	rules := make([]sbpl.Rule, 0, len(fs)+16)
+	ancestors := make(map[string]bool, len(fs))
+	for _, r := range fs {
 		path := resolve(r.Path)
 		ops := []string{"file-read*"}
-		if r.Access&AccessWrite != 0 {
+		if r.Access&profile.AccessWrite != 0 {
 			ops = append(ops, "file-write*")
 		}
-		if r.Access&AccessExec != 0 {
+		if r.Access&profile.AccessExec != 0 {
 			ops = append(ops, "process-exec*", "file-map-executable")
 		}
 		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: ops, Filters: []*sbpl.Filter{target(r.Target, path)},
@@ -247,11 +229,11 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 		rules = append(rules, metadataRule(ancestors, "ancestors of policy paths: file functions stat their full ancestry (Nix builder)"))
 	}
 
-	mode, ports := p.network, p.ports
+	mode, ports := p.Network()
 	// Localhost ports the child reaches, as Seatbelt addresses.
 	var local []string
 	for _, port := range ports {
-		if port == AnyPort {
+		if port == profile.AnyPort {
 			local = []string{"localhost:*"}
 			break
 		}
@@ -266,15 +248,15 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 	}
 	ipSockets := sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_INET")), sbpl.F("socket-domain", sbpl.Sym("AF_INET6"))}, Comment: "create IP sockets"}
 	switch mode {
-	case NetworkLoopback:
+	case profile.NetworkLoopback:
 		rules = append(rules,
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: filters("remote", local...), Comment: "loopback only, on the named ports: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: filters("local", local...), Comment: "listen on loopback, on the named ports"},
 			ipSockets,
 		)
-	case NetworkOn:
+	case profile.NetworkOn:
 		listen := "localhost:*"
-		if p.listenAny {
+		if p.ListensAnyInterface() {
 			listen = "*:*"
 		}
 		// The exclusion sits inside the allow (require-not, Codex's way of
@@ -298,9 +280,9 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 			}, Comment: "resolver configuration and CA certificates"},
 		)
 	}
-	if len(p.sockets) > 0 {
+	if sockets := p.UnixSockets(); len(sockets) > 0 {
 		var out, bind, files []*sbpl.Filter
-		for _, s := range p.sockets {
+		for _, s := range sockets {
 			path := resolve(s)
 			out = append(out, sbpl.F("remote", sbpl.Sym("unix-socket"), sbpl.F("path-literal", path)))
 			bind = append(bind, sbpl.F("local", sbpl.Sym("unix-socket"), sbpl.F("path-literal", path)))
@@ -313,14 +295,14 @@ func policyRules(p Policy, resolve func(string) string) []sbpl.Rule {
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"system-socket"}, Filters: []*sbpl.Filter{sbpl.F("socket-domain", sbpl.Sym("AF_UNIX"))}, Comment: "create Unix sockets"},
 		)
 	}
-	if len(p.mach) > 0 {
+	if mach := p.MachServices(); len(mach) > 0 {
 		var names []*sbpl.Filter
-		for _, n := range p.mach {
+		for _, n := range mach {
 			names = append(names, sbpl.F("global-name", n))
 		}
 		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: names, Comment: "allowed Mach services"})
 	}
-	if p.fork {
+	if p.Forking() {
 		rules = append(rules, sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"process-fork"}, Comment: "forking policy"})
 	}
 	return rules
@@ -441,11 +423,7 @@ func withSpecific(ops, allowed []string) []string {
 	return out
 }
 
-// BaseRules returns the rules base b contributes, in order, with their
-// comments. The simulator uses them to state the base's intent.
-func BaseRules(b Base) []sbpl.Rule { return baseRules(b) }
-
 // HardDenyRules returns the deny rules of class c for a user whose home
 // directory (kernel spelling) is home, before Lower adds the specific
 // operations allows name.
-func HardDenyRules(c Class, home string) []sbpl.Rule { return hardDenyRules(c, home) }
+func HardDenyRules(c profile.Class, home string) []sbpl.Rule { return hardDenyRules(c, home) }

@@ -1,4 +1,4 @@
-package profile
+package seatbelt
 
 // Bases are versioned and frozen: the rules baseV1 returns never change once
 // released, except to close an escape (each such change says so where it
@@ -7,13 +7,14 @@ package profile
 // keeps lowering to exactly what it lowered to before.
 
 import (
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
 // baseRules returns the rules of a base, each with a comment saying why it
 // is there and where the need is documented.
-func baseRules(b Base) []sbpl.Rule {
-	if b == BaseV1 {
+func baseRules(b profile.Base) []sbpl.Rule {
+	if b == profile.BaseV1 {
 		return baseV1()
 	}
 	return nil

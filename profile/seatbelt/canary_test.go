@@ -1,4 +1,4 @@
-package profile_test
+package seatbelt_test
 
 // Linux simulator canaries for the escape classes of docs/threat-model.md.
 // They run the lowered profile through profile/sim, a model of Seatbelt's
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -49,7 +50,7 @@ func broad(t testing.TB, opts ...profile.Option) profile.Policy {
 // one macOS follows. It returns the Default decision.
 func decide(t testing.TB, p profile.Policy, a sim.Access) sim.Decision {
 	t.Helper()
-	plan, err := profile.Lower(p, profile.Env{Home: home})
+	plan, err := seatbelt.Lower(p, profile.Env{Home: home})
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
 	}
@@ -84,8 +85,8 @@ func runCanaries(t *testing.T, c profile.Class, cases []canary) {
 			if d.Allowed {
 				t.Fatalf("%s: allowed (%s); class %s should deny it", tc.access, d, c)
 			}
-			if d.Layer != profile.LayerHardDeny {
-				t.Errorf("%s: denied by %s, want the %s class (layer %s)", tc.access, d, c, profile.LayerHardDeny)
+			if d.Layer != seatbelt.LayerHardDeny {
+				t.Errorf("%s: denied by %s, want the %s class (layer %s)", tc.access, d, c, seatbelt.LayerHardDeny)
 			}
 			if w := decide(t, broad(t, profile.Waive(c)), tc.access); !w.Allowed {
 				t.Errorf("%s: still denied with %s waived (%s); the canary does not test the class", tc.access, c, w)
@@ -213,7 +214,7 @@ func TestBaseV1Necessities(t *testing.T) {
 		{Op: "file-read-data", Path: "/dev/null"},
 		{Op: "file-write-data", Path: "/dev/null"},
 		{Op: "file-ioctl", Path: "/dev/tty"},
-		{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{profile.ExtensionReadWrite}},
+		{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{seatbelt.ExtensionReadWrite}},
 		{Op: "file-read-data", Path: "/private/var/db/timezone/zoneinfo/Europe/Berlin"},
 		{Op: "file-read-metadata", Path: "/private/var"},
 		{Op: "sysctl-read", Name: "kern.osrelease"},
@@ -369,7 +370,7 @@ func TestCanaryAllowDefault(t *testing.T) {
 		{Op: "pseudo-tty"},
 	} {
 		d := decide(t, p, a)
-		if d.Allowed || d.Layer != profile.LayerHardDeny {
+		if d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			t.Errorf("%s under an accepted (allow default): %s, want denied by the hard-deny layer", a, d)
 		}
 	}
@@ -398,7 +399,7 @@ func TestMacSyscallsAtStartup(t *testing.T) {
 		if d.Allowed != tc.allow {
 			t.Errorf("%s call %d: %s, want allowed %v", tc.policy, tc.call, d, tc.allow)
 		}
-		if tc.allow && d.Layer != profile.LayerHeader {
+		if tc.allow && d.Layer != seatbelt.LayerHeader {
 			t.Errorf("%s call %d: decided by %s, want the header", tc.policy, tc.call, d)
 		}
 	}
@@ -414,7 +415,7 @@ func TestCanaryZDotDir(t *testing.T) {
 		if waive {
 			q = broad(t, profile.Waive(profile.TrustHandoff))
 		}
-		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		plan, err := seatbelt.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,7 +428,7 @@ func TestCanaryZDotDir(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+			if d.Allowed == !waive || (!waive && d.Layer != seatbelt.LayerHardDeny) {
 				t.Errorf("waived %v: %s: %s", waive, a, d)
 			}
 		}
@@ -443,20 +444,20 @@ func TestCanaryStrayExtension(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rw := []string{profile.ExtensionReadWrite}
+	rw := []string{seatbelt.ExtensionReadWrite}
 	for _, a := range []sim.Access{
 		{Op: "file-read-data", Path: home + "/.ssh/id_ed25519", Extensions: rw},
 		{Op: "file-write-data", Path: home + "/.zshrc", Extensions: rw},
 		{Op: "file-write-create", Path: home + "/src/r/.git/hooks/pre-commit", Extensions: rw},
-		{Op: "file-read-data", Path: home + "/.npmrc", Extensions: []string{profile.ExtensionRead}},
+		{Op: "file-read-data", Path: home + "/.npmrc", Extensions: []string{seatbelt.ExtensionRead}},
 	} {
-		if d := decide(t, p, a); d.Allowed || d.Layer != profile.LayerHardDeny {
+		if d := decide(t, p, a); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			t.Errorf("%s with a stray token: %s, want denied by the hard-deny layer", a, d)
 		}
 	}
 	// The residual: elsewhere a stray token grants what it names.
 	a := sim.Access{Op: "file-write-data", Path: home + "/Documents/x", Extensions: rw}
-	if d := decide(t, p, a); !d.Allowed || d.Layer != profile.LayerHeader {
+	if d := decide(t, p, a); !d.Allowed || d.Layer != seatbelt.LayerHeader {
 		t.Errorf("%s: %s; the threat model records that a stray token is honoured by the header", a, d)
 	}
 	// Red team of issue 12: so does a stray read-write token on another
@@ -512,7 +513,7 @@ func TestCanaryLocalServices(t *testing.T) {
 			if d.Allowed != tc.allow {
 				t.Errorf("%s under %s: %s, want allowed %v", tc.access, tc.p, d, tc.allow)
 			}
-			if !tc.allow && !d.Default && d.Layer != profile.LayerPolicy {
+			if !tc.allow && !d.Default && d.Layer != seatbelt.LayerPolicy {
 				t.Errorf("%s: denied by %s, want the policy layer or the default", tc.access, d)
 			}
 		})
@@ -534,7 +535,7 @@ func TestCanaryOtherTerminals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := []string{profile.ExtensionReadWrite}
+	own := []string{seatbelt.ExtensionReadWrite}
 	cases := []struct {
 		access sim.Access
 		allow  bool
@@ -567,7 +568,7 @@ func TestCanaryOtherTerminalsUnderDevGrant(t *testing.T) {
 		{"ioctl another terminal", sim.Access{Op: "file-ioctl", Path: "/dev/ttys004"}},
 	})
 	p := broad(t)
-	own := sim.Access{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{profile.ExtensionReadWrite}}
+	own := sim.Access{Op: "file-ioctl", Path: "/dev/ttys003", Extensions: []string{seatbelt.ExtensionReadWrite}}
 	if d := decide(t, p, own); !d.Allowed {
 		t.Errorf("%s with the spawn's grant: %s", own, d)
 	}
@@ -650,7 +651,7 @@ func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
 		if op == "file-write-setugid" {
 			a.Path = home + "/bin/tool"
 		}
-		if d := decide(t, broad(t, profile.Seatbelt("(allow "+op+")")), a); d.Allowed || d.Layer != profile.LayerHardDeny {
+		if d := decide(t, broad(t, profile.Seatbelt("(allow "+op+")")), a); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			t.Errorf("%s after (allow %s): %s, want denied by a class", op, op, d)
 		}
 	}
@@ -661,7 +662,7 @@ func TestCanaryFilteredAllowOfClassOp(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a filtered setugid allow: %v", err)
 	}
-	if d := decide(t, p, sim.Access{Op: "file-write-setugid", Path: home + "/bin/tool"}); d.Allowed || d.Layer != profile.LayerHardDeny {
+	if d := decide(t, p, sim.Access{Op: "file-write-setugid", Path: home + "/bin/tool"}); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 		t.Errorf("setugid after a filtered allow: %s, want denied by the process-access class", d)
 	}
 }
@@ -709,7 +710,7 @@ func TestCanaryShellCompiledAndSessions(t *testing.T) {
 		if waive {
 			q = broad(t, profile.Waive(profile.TrustHandoff))
 		}
-		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		plan, err := seatbelt.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -719,7 +720,7 @@ func TestCanaryShellCompiledAndSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+			if d.Allowed == !waive || (!waive && d.Layer != seatbelt.LayerHardDeny) {
 				t.Errorf("trust-handoff waived %v: %s: %s", waive, a, d)
 			}
 		}
@@ -741,7 +742,7 @@ func TestCanaryCloneOntoHandoff(t *testing.T) {
 	p := broad(t, profile.Seatbelt(`(allow file-clone (subpath "`+home+`"))`))
 	for _, f := range []string{home + "/src/repo/.git/hooks/pre-commit", home + "/src/repo/HEAD", home + "/.zshenv", home + "/Library/LaunchAgents/x.plist"} {
 		a := sim.Access{Op: "file-clone", Path: f}
-		if d := decide(t, p, a); d.Allowed || d.Layer != profile.LayerHardDeny {
+		if d := decide(t, p, a); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			t.Errorf("%s: %s, want denied by the trust-handoff class", a, d)
 		}
 	}
@@ -750,7 +751,7 @@ func TestCanaryCloneOntoHandoff(t *testing.T) {
 	// a class that names it is in force every clone is denied, git's data
 	// included; with those classes waived the caller's allow stands.
 	data := sim.Access{Op: "file-clone", Path: home + "/src/repo/.git/objects/ab/cd", Source: "/private/tmp/y/x"}
-	if d := decide(t, p, data); d.Allowed || d.Layer != profile.LayerHardDeny {
+	if d := decide(t, p, data); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 		t.Errorf("clone into git's data: %s, want denied by the total clone deny", d)
 	}
 	w := broad(t, profile.Seatbelt(`(allow file-clone (subpath "`+home+`") (subpath "/private/tmp/y"))`), profile.Waive(profile.TrustHandoff, profile.Secrets))
@@ -800,7 +801,7 @@ func TestCanaryGitUserConfig(t *testing.T) {
 		if waive {
 			q = broad(t, profile.Waive(profile.TrustHandoff))
 		}
-		plan, err := profile.Lower(q, profile.Env{Home: home, XDGConfigHome: xdg})
+		plan, err := seatbelt.Lower(q, profile.Env{Home: home, XDGConfigHome: xdg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -810,7 +811,7 @@ func TestCanaryGitUserConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+			if d.Allowed == !waive || (!waive && d.Layer != seatbelt.LayerHardDeny) {
 				t.Errorf("trust-handoff waived %v: %s: %s", waive, a, d)
 			}
 		}
@@ -833,7 +834,7 @@ func TestCanaryGitDirCarriedOut(t *testing.T) {
 	repo := home + "/src/repo"
 	for _, p := range []string{repo + "/.git/objects/t", repo + "/.git/refs/x", repo + "/.git/logs/refs", repo + "/.git/modules/sub/objects/t", repo + "/.GIT/LFS/t"} {
 		a := sim.Access{Op: "file-write-unlink", Path: p, VnodeType: "DIRECTORY"}
-		if d := decide(t, broad(t), a); d.Allowed || d.Layer != profile.LayerHardDeny {
+		if d := decide(t, broad(t), a); d.Allowed || d.Layer != seatbelt.LayerHardDeny {
 			t.Errorf("move directory %s out: %s, want denied by the trust-handoff class", p, d)
 		}
 		if w := decide(t, broad(t, profile.Waive(profile.TrustHandoff)), a); !w.Allowed {
@@ -872,7 +873,7 @@ func TestCanaryAncestorRenamedIn(t *testing.T) {
 		if waive {
 			q = broad(t, profile.Waive(profile.TrustHandoff, profile.Secrets))
 		}
-		plan, err := profile.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
+		plan, err := seatbelt.Lower(q, profile.Env{Home: home, ZDotDir: zdot})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -882,7 +883,7 @@ func TestCanaryAncestorRenamedIn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Allowed == !waive || (!waive && d.Layer != profile.LayerHardDeny) {
+			if d.Allowed == !waive || (!waive && d.Layer != seatbelt.LayerHardDeny) {
 				t.Errorf("classes waived %v: %s: %s", waive, a, d)
 			}
 		}
