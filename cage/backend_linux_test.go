@@ -2,11 +2,13 @@ package cage_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
@@ -17,7 +19,7 @@ import (
 // that needs less is planned for the kernel's ABI and runs.
 func TestLinuxOldABI(t *testing.T) {
 	if linuxsandbox.KernelABI() < 6 {
-		t.Skip("needs Landlock ABI 6 to pretend an older one")
+		testenv.Skip(t, testenv.ReasonLandlockABI, fmt.Sprintf("Landlock ABI %d here; the test needs 6 to pretend an older one", linuxsandbox.KernelABI()))
 	}
 	real := linuxsandbox.KernelABI
 	linuxsandbox.KernelABI = func() int { return 5 }

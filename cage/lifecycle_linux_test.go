@@ -4,9 +4,11 @@ package cage_test
 // through a fake backend (export_linux_test.go) whose child calls are
 // harmless raw calls, and the tests that mean the same under a sandbox
 // also run through the host's backend where this host cages (Probe
-// passes): pipes, Wait, the context, kill rounds, the private temporary
-// directory, the environment and os/exec parity. The fake variants say
-// nothing about any sandbox: the fake confines nothing.
+// passes): pipes, Wait, the context, kill rounds, the environment and
+// os/exec parity. The run-end tests (context, daemons, concurrent runs,
+// the private temporary directory) run on the fake only: their host runs
+// are the spawn tests of tests/ (spawn_unix_test.go), on macOS too. The
+// fake variants say nothing about any sandbox: the fake confines nothing.
 
 import (
 	"context"
@@ -29,6 +31,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -63,7 +66,7 @@ func forEachBackend(t *testing.T, popts []profile.Option, opts []cage.Option, f 
 	})
 	t.Run("host", func(t *testing.T) {
 		if err := cage.Probe().Err(); err != nil {
-			t.Skipf("this host does not cage: %v", err)
+			testenv.Skip(t, testenv.ReasonCannotCage, err.Error())
 		}
 		dir := t.TempDir()
 		// Waive: git and shell start-up files under a writable tree are a
@@ -75,6 +78,13 @@ func forEachBackend(t *testing.T, popts []profile.Option, opts []cage.Option, f 
 		}
 		f(t, lcage{c, nil, dir})
 	})
+}
+
+// onFake runs f on the fake backend only, for the tests whose host runs
+// are in tests/.
+func onFake(t *testing.T, popts []profile.Option, opts []cage.Option, f func(t *testing.T, c lcage)) {
+	c, fb := fakeCage(t, popts, opts...)
+	f(t, lcage{c, fb, t.TempDir()})
 }
 
 // alive reports whether pid names a live (not zombie) process.
@@ -225,10 +235,11 @@ func TestStartOnce(t *testing.T) {
 	}
 }
 
-// TestContextEndsRun: the context's end kills the child and every process
-// of its group; Wait reports the context's error.
-func TestContextEndsRun(t *testing.T) {
-	forEachBackend(t, nil, nil, func(t *testing.T, c lcage) {
+// TestLifecycleContextEndsRun: the context's end kills the child and
+// every process of its group; Wait reports the context's error. On the
+// host: tests.TestContextEndsRun.
+func TestLifecycleContextEndsRun(t *testing.T) {
+	onFake(t, nil, nil, func(t *testing.T, c lcage) {
 		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 		defer cancel()
 		pidFile := filepath.Join(c.dir, "pid")
@@ -252,10 +263,12 @@ func TestContextEndsRun(t *testing.T) {
 	})
 }
 
-// TestDaemonKilledAtRunEnd: a child that leaves a background process
-// holding its stdout open: Wait ends it (else the copy would never end).
-func TestDaemonKilledAtRunEnd(t *testing.T) {
-	forEachBackend(t, []profile.Option{profile.Fork()}, nil, func(t *testing.T, c lcage) {
+// TestLifecycleDaemonKilledAtRunEnd: a child that leaves a background
+// process holding its stdout open: Wait ends it (else the copy would never
+// end), through the backend, and a forking run's spawn carries the run
+// marker. On the host: tests.TestDaemonKilledAtRunEnd.
+func TestLifecycleDaemonKilledAtRunEnd(t *testing.T) {
+	onFake(t, []profile.Option{profile.Fork()}, nil, func(t *testing.T, c lcage) {
 		cmd := c.Command(t.Context(), "/bin/sh", "-c", "sleep 60 & echo $!")
 		done := make(chan struct{})
 		var out []byte
@@ -273,9 +286,6 @@ func TestDaemonKilledAtRunEnd(t *testing.T) {
 		if pid <= 1 || alive(pid) {
 			t.Errorf("background process %d survived the run", pid)
 		}
-		if c.fb == nil {
-			return
-		}
 		if c.fb.Ends() == 0 {
 			t.Error("the backend was never asked to end the run")
 		}
@@ -286,10 +296,11 @@ func TestDaemonKilledAtRunEnd(t *testing.T) {
 	})
 }
 
-// TestConcurrentRunsEndSeparately: ending one run leaves another's
-// processes alone.
-func TestConcurrentRunsEndSeparately(t *testing.T) {
-	forEachBackend(t, []profile.Option{profile.Fork()}, nil, func(t *testing.T, c lcage) {
+// TestLifecycleConcurrentRunsEndSeparately: ending one run leaves
+// another's processes alone. On the host:
+// tests.TestConcurrentRunsEndSeparately.
+func TestLifecycleConcurrentRunsEndSeparately(t *testing.T) {
+	onFake(t, []profile.Option{profile.Fork()}, nil, func(t *testing.T, c lcage) {
 		dir := c.dir
 		start := func(name string) (*cage.Cmd, int) {
 			f := filepath.Join(dir, name)
@@ -345,8 +356,11 @@ func TestRunNotEndedSurfaced(t *testing.T) {
 	}
 }
 
-func TestPrivateTemp(t *testing.T) {
-	forEachBackend(t, nil, []cage.Option{cage.WithPrivateTemp()}, func(t *testing.T, c lcage) {
+// TestLifecyclePrivateTemp: the run's TMPDIR is made, handed to the
+// backend as a read-write grant and removed; an explicit TMPDIR wins. On
+// the host: tests.TestPrivateTemp.
+func TestLifecyclePrivateTemp(t *testing.T) {
+	onFake(t, nil, []cage.Option{cage.WithPrivateTemp()}, func(t *testing.T, c lcage) {
 		out, err := c.Command(t.Context(), "/bin/sh", "-c", `echo "$TMPDIR"; touch "$TMPDIR/f" && echo ok`).Output()
 		if err != nil {
 			t.Fatal(err)
@@ -358,11 +372,9 @@ func TestPrivateTemp(t *testing.T) {
 		if _, err := os.Stat(lines[0]); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("private TMPDIR %s left after the run: %v", lines[0], err)
 		}
-		if c.fb != nil {
-			sp := c.fb.Spawns()
-			if len(sp) != 1 || sp[0].Temp != lines[0] || !slices.Contains(sp[0].Grants, cage.Grant{Path: lines[0], Write: true}) {
-				t.Errorf("spawn grants %+v, want the private TMPDIR read-write", sp)
-			}
+		sp := c.fb.Spawns()
+		if len(sp) != 1 || sp[0].Temp != lines[0] || !slices.Contains(sp[0].Grants, cage.Grant{Path: lines[0], Write: true}) {
+			t.Errorf("spawn grants %+v, want the private TMPDIR read-write", sp)
 		}
 		// An explicit Env naming TMPDIR wins.
 		cmd := c.Command(t.Context(), "/bin/sh", "-c", `echo "$TMPDIR"`)

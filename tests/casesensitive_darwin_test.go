@@ -24,7 +24,7 @@ import (
 // allow the name's case variants, which are other files there, so New
 // refuses an allow rule or an allowed Unix socket there and Start a grant.
 func TestCaseSensitiveRefusals(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	dir := testenv.CaseSensitiveVolume(t)
 	res, err := pathresolve.OS().CaseSensitive(dir)
 	if err != nil || !res {
@@ -81,7 +81,7 @@ func wantCaseSensitive(t *testing.T, what string, err error, dir string) {
 // SECRET.TXT, which are other files there. The allow is on the volume's
 // parent directory, which is on a case-insensitive volume.
 func TestCaseSensitiveVariantDenies(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	dir := testenv.CaseSensitiveVolume(t)
 	names := []string{"Secret.txt", "secret.txt", "SECRET.TXT", "other.txt"}
 	for _, n := range names {

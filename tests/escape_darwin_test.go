@@ -33,10 +33,26 @@ func writeFile(tb testing.TB, path, data string) {
 	}
 }
 
+// firstWorkingOutside returns the first candidate that succeeds outside any
+// cage, and fails the test if none does.
+func firstWorkingOutside(tb testing.TB, candidates ...[]string) []string {
+	tb.Helper()
+	var tried []string
+	for _, argv := range candidates {
+		out, err := outside(argv...)
+		if err == nil {
+			return argv
+		}
+		tried = append(tried, strings.Join(argv, " ")+": "+err.Error()+": "+strings.TrimSpace(out))
+	}
+	tb.Fatalf("no control run worked outside the cage, so a refusal inside would prove nothing:\n%s", strings.Join(tried, "\n"))
+	return nil
+}
+
 // TestEscapeSecrets: with the whole home readable, a private key is not,
 // nor in another case.
 func TestEscapeSecrets(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	home := tempHome(t)
 	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "KEY")
 	for _, n := range []string{".npmrc", ".git-credentials", ".config/gh/hosts.yml", "Library/Cookies/Cookies.binarycookies"} {
@@ -56,7 +72,7 @@ func TestEscapeSecrets(t *testing.T) {
 // TestEscapeTrustHandoffGit (R-31): inside a writable tree, a git hook
 // cannot be written.
 func TestEscapeTrustHandoffGit(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	home := tempHome(t)
 	tree := filepath.Join(home, "project")
 	if err := os.MkdirAll(filepath.Join(tree, ".git", "hooks"), 0o700); err != nil {
@@ -76,7 +92,7 @@ func TestEscapeTrustHandoffGit(t *testing.T) {
 // writable tree makes the user's git run a program is refused, while the
 // data an ordinary commit writes is not.
 func TestEscapeGitRoutes(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	home := tempHome(t)
 	tree := filepath.Join(home, "project")
 	for _, d := range []string{".git/objects/ab", ".git/refs/heads", ".git/modules/sub/hooks", ".git/worktrees/wt", ".git/info", "plain"} {
@@ -116,7 +132,7 @@ func TestEscapeGitRoutes(t *testing.T) {
 // read (ps is setuid and refused; the argument sysctl is denied), and a
 // process outside the run cannot be signalled.
 func TestEscapeProcessAccess(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	c := newCage(t, policy(t, profile.Fork()), cage.WithHome(tempHome(t)))
 	mustWorkOutside(t, "/bin/ps", "-p", strconv.Itoa(os.Getpid()), "-o", "args=")
 	if o, _, err := run(t, c, "/bin/ps", "-p", strconv.Itoa(os.Getpid()), "-o", "args="); err == nil {
@@ -150,7 +166,7 @@ func TestEscapeProcessAccess(t *testing.T) {
 
 // TestEscapeServiceManager: the user's service manager is unreachable.
 func TestEscapeServiceManager(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
 	// The GUI domain may not exist on a headless runner: use a domain the
 	// control run reaches.
@@ -164,7 +180,7 @@ func TestEscapeServiceManager(t *testing.T) {
 // TestEscapeUnixSocket: a Unix socket the policy does not allow cannot be
 // reached.
 func TestEscapeUnixSocket(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	dir := tempHome(t)
 	sock := filepath.Join(dir, "s")
 	ln, err := net.Listen("unix", sock)
@@ -182,7 +198,7 @@ func TestEscapeUnixSocket(t *testing.T) {
 // TestEscapeTmpSpelling: writes outside the allowed tree are refused
 // whichever spelling of /tmp reaches them.
 func TestEscapeTmpSpelling(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	base := "/tmp/procage-escape-" + strconv.Itoa(os.Getpid())
 	allowed, denied := base+"-allowed", base+"-denied"
 	for _, d := range []string{allowed, denied} {
@@ -209,7 +225,7 @@ func TestEscapeTmpSpelling(t *testing.T) {
 // TestEscapeCaseVariant: a Seatbelt-layer deny covers the name's case
 // variants on a case-insensitive volume.
 func TestEscapeCaseVariant(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	dir := tempHome(t)
 	writeFile(t, filepath.Join(dir, "Secret.txt"), "s")
 	c := newCage(t, policy(t, profile.Read(dir),
@@ -224,7 +240,7 @@ func TestEscapeCaseVariant(t *testing.T) {
 // TestEscapeTrustHandoffShell (R-32): with the whole home writable, shell
 // startup files, git's user config and launch agents are not.
 func TestEscapeTrustHandoffShell(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	home := tempHome(t)
 	c := newCage(t, policy(t, profile.ReadWrite(home)), cage.WithHome(home))
 	if o, e, err := run(t, c, "/bin/sh", "-c", "echo ok > "+filepath.Join(home, "notes.txt")); err != nil {
@@ -245,7 +261,7 @@ func TestEscapeTrustHandoffShell(t *testing.T) {
 // TestEscapeSetuidExec (R-5): a setuid program cannot be run from a cage,
 // whatever the profile allows (the kernel's forbidden-exec-sugid).
 func TestEscapeSetuidExec(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	st, err := os.Stat("/bin/ps")
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +278,7 @@ func TestEscapeSetuidExec(t *testing.T) {
 // TestEscapeSpecificAllow (R-38): a Seatbelt-layer allow naming a specific
 // operation does not beat the secrets class, which names it too.
 func TestEscapeSpecificAllow(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	home := tempHome(t)
 	writeFile(t, filepath.Join(home, ".ssh", "id_ed25519"), "KEY")
 	c := newCage(t, policy(t, profile.Read(home),
@@ -307,7 +323,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 }
 
 func TestEscapeTIOCSTI(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	master, slave := openPTY(t)
 
 	c := newCage(t, policy(t), cage.WithHome(tempHome(t)))
@@ -347,7 +363,7 @@ func indexNUL(b []byte) int {
 // even listed by the policy, a container engine's socket stays
 // unreachable: the service-manager class overrides the allow.
 func TestEscapeContainerEngine(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	// A short home: a Unix socket path must fit in 104 bytes.
 	home, err := os.MkdirTemp("/private/tmp", "pc")
 	if err != nil {
@@ -374,7 +390,7 @@ func TestEscapeContainerEngine(t *testing.T) {
 // (stty's ioctls) but can neither read nor write another one, where a
 // password typed into sudo or ssh would be.
 func TestEscapeOtherTerminal(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	_, own := openPTY(t)
 	_, other := openPTY(t)
 	// Also under a rule granting every pty (a regex, so no path of a
@@ -413,7 +429,7 @@ func otherTerminal(t *testing.T, c *cage.Cage, own, other *os.File) {
 // tree (build/cache -> the home directory) does not turn a later grant of
 // the cache into a grant of the home directory.
 func TestEscapePlantedLink(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	home := tempHome(t)
 	proj := filepath.Join(home, "proj")
 	if err := os.MkdirAll(filepath.Join(proj, "build"), 0o700); err != nil {
@@ -440,7 +456,7 @@ func TestEscapePlantedLink(t *testing.T) {
 // on localhost (an inspector, Docker over TCP) is unreachable unless the
 // policy names its port; loopback mode reaches only its named ports.
 func TestEscapeLocalService(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -485,7 +501,7 @@ func TestEscapeLocalService(t *testing.T) {
 // service-manager class refuses a new pty. (The Mach names are checked by
 // the simulator canaries: a runner's GUI services are not a given.)
 func TestEscapeSystemServices(t *testing.T) {
-	requireUnsandboxed(t)
+	requireCage(t)
 	c := newCage(t, policy(t, profile.AcceptBroad(profile.BroadMachLookup),
 		profile.Seatbelt(`(allow mach-lookup)
 (allow pseudo-tty)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -26,9 +27,7 @@ const python = "/usr/bin/python3"
 
 func needPython(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("%s: %v", python, err)
-	}
+	testenv.RequireProgram(t, python)
 }
 
 // pyErrno runs a Python snippet that prints the errno name of a failing
@@ -296,7 +295,7 @@ func TestLinuxLoopbackPorts(t *testing.T) {
 	requireCage(t)
 	needPython(t)
 	if linuxsandbox.KernelABI() < 4 {
-		t.Skip("TCP port rules need Landlock ABI 4")
+		testenv.Skip(t, testenv.ReasonLandlockABI, fmt.Sprintf("Landlock ABI %d here; TCP port rules need 4", linuxsandbox.KernelABI()))
 	}
 	allowed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -339,7 +338,7 @@ func TestLinuxGapLdSoRunsReadableFile(t *testing.T) {
 	requireCage(t)
 	ldso := map[string]string{"amd64": "/lib64/ld-linux-x86-64.so.2", "arm64": "/lib/ld-linux-aarch64.so.1"}[runtime.GOARCH]
 	if _, err := os.Stat(ldso); err != nil {
-		t.Skipf("no dynamic loader at %q: %v", ldso, err)
+		testenv.Skip(t, testenv.ReasonNoProgram, fmt.Sprintf("no dynamic loader at %q: %v", ldso, err))
 	}
 	dir := t.TempDir()
 	b, err := os.ReadFile("/bin/echo")

@@ -4,8 +4,10 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -39,6 +41,15 @@ func runHelper(name string) int {
 			}
 		}
 		fmt.Println(strings.Join(open, " "))
+		return 0
+	}
+	if name == "hello" {
+		// A Go program: the runtime starts under Base V1.
+		fmt.Println("hello from go")
+		return 0
+	}
+	if name == "nested-cage" {
+		nestedCage()
 		return 0
 	}
 	if code, ok := osHelper(name); ok {
@@ -76,4 +87,72 @@ func run(tb testing.TB, c *cage.Cage, name string, args ...string) (string, stri
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	return out.String(), errb.String(), err
+}
+
+// nestedCage builds a cage inside a cage and spawns from it, printing what
+// happened: "already-sandboxed" (macOS refuses New), "unsupported EPERM"
+// (Linux: the spawn fails closed in a forking cage), or what else did.
+func nestedCage() {
+	pol, err := profile.New(profile.BaseV1)
+	if err != nil {
+		fmt.Println("policy:", err)
+		return
+	}
+	c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
+	switch {
+	case errors.Is(err, cage.ErrAlreadySandboxed):
+		fmt.Println("already-sandboxed")
+		return
+	case err != nil:
+		fmt.Println("new:", err)
+		return
+	}
+	err = c.Command(context.Background(), "/bin/true").Run()
+	var ae *cage.ApplyError
+	switch {
+	case err == nil:
+		fmt.Println("ran")
+	case errors.As(err, &ae):
+		fmt.Println("apply-error", ae.Step, ae.Errno == syscall.EPERM)
+	case errors.Is(err, errors.ErrUnsupported) && errors.Is(err, syscall.EPERM):
+		fmt.Println("unsupported EPERM")
+	default:
+		fmt.Println("other:", err)
+	}
+}
+
+// testBinaryDir is the kernel-visible directory of this test binary, for
+// policies that re-execute it.
+func testBinaryDir(tb testing.TB) string {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	exe, err = filepath.EvalSymlinks(exe)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Dir(exe)
+}
+
+// waitGone waits up to d for pid to disappear (alive: this OS's check).
+func waitGone(pid int, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if !alive(pid) {
+			return true
+		}
+	}
+	return !alive(pid)
+}
+
+// tempHome makes a stand-in home directory (kernel spelling) so escape
+// tests never touch the real one.
+func tempHome(tb testing.TB) string {
+	tb.Helper()
+	h, err := filepath.EvalSymlinks(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,11 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/procage-go/procage/internal/testenv"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -145,9 +145,7 @@ func unlock(dir string) {
 // (rmdir of a mount point is EBUSY); the cage itself cannot mount.
 func TestLinuxPrivateTempRemovalReported(t *testing.T) {
 	requireCage(t)
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount in the run's TMPDIR")
-	}
+	testenv.RequireRoot(t, "mounting in the run's TMPDIR")
 	c := newCage(t, policy(t, profile.Fork()), cage.WithPrivateTemp(), cage.WithHome(tempHome(t)))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -175,7 +173,7 @@ func TestLinuxPrivateTempRemovalReported(t *testing.T) {
 	if o, err := exec.Command("mount", "-t", "tmpfs", "procage-test", mnt).CombinedOutput(); err != nil {
 		in.Close()
 		cmd.Wait()
-		t.Skipf("cannot mount here: %v %s", err, o)
+		testenv.Skip(t, testenv.ReasonCannotMount, fmt.Sprintf("%v %s", err, o))
 	}
 	t.Cleanup(func() { exec.Command("umount", mnt).Run(); os.RemoveAll(dir) })
 	in.Close()

@@ -2,10 +2,8 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,35 +17,6 @@ import (
 // name it does not know.
 func osHelper(name string) (code int, ok bool) {
 	switch name {
-	case "hello":
-		// A Go program: the runtime starts under Base V1.
-		fmt.Println("hello from go")
-		return 0, true
-	case "nested-cage":
-		// Inside a forking cage: another cage's spawn must fail closed.
-		pol, err := profile.New(profile.BaseV1)
-		if err != nil {
-			fmt.Println("policy:", err)
-			return 0, true
-		}
-		c, err := cage.New(pol, cage.WithHome("/nonexistent-home"))
-		if err != nil {
-			fmt.Println("new:", err)
-			return 0, true
-		}
-		err = c.Command(context.Background(), "/bin/true").Run()
-		var ae *cage.ApplyError
-		switch {
-		case err == nil:
-			fmt.Println("ran")
-		case errors.As(err, &ae):
-			fmt.Println("apply-error", ae.Step, ae.Errno == syscall.EPERM)
-		case errors.Is(err, errors.ErrUnsupported) && errors.Is(err, syscall.EPERM):
-			fmt.Println("unsupported EPERM")
-		default:
-			fmt.Println("other:", err)
-		}
-		return 0, true
 	case "orphan":
 		// Start a caged sleep, print its pid, and wait to be killed.
 		pol, err := profile.New(profile.BaseV1)
@@ -96,21 +65,6 @@ func mustRefuse(tb testing.TB, what, stdout, stderr string, err error) {
 	}
 }
 
-// testBinaryDir is the directory of this test binary, for policies that
-// re-execute it.
-func testBinaryDir(tb testing.TB) string {
-	tb.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	exe, err = filepath.EvalSymlinks(exe)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return filepath.Dir(exe)
-}
-
 // alive reports whether pid exists (signal 0) and is not a zombie.
 func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
@@ -126,25 +80,4 @@ func alive(pid int) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
-}
-
-// waitGone waits up to d for pid to disappear.
-func waitGone(pid int, d time.Duration) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if !alive(pid) {
-			return true
-		}
-	}
-	return !alive(pid)
-}
-
-// tempHome makes a stand-in home directory so escape tests never touch
-// the real one.
-func tempHome(tb testing.TB) string {
-	tb.Helper()
-	h, err := filepath.EvalSymlinks(tb.TempDir())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
 }

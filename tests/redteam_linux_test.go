@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -96,9 +97,7 @@ func TestLinuxEscapeSetuidBit(t *testing.T) {
 // user. seccomp refuses the chmod, chown and setxattr/removexattr families
 // to a root caller (EPERM), inside writable trees too.
 func TestLinuxEscapeRootMetadata(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the files at stake are root's")
-	}
+	testenv.RequireRoot(t, "the files at stake are root's")
 	requireCage(t)
 	needPython(t)
 	outside := t.TempDir()
@@ -140,9 +139,7 @@ func TestLinuxEscapeRootMetadata(t *testing.T) {
 // bits. docs/linux-backend.md, Limitations. If this starts failing, the
 // kernel or the filter closed it: update the docs.
 func TestLinuxGapOwnFileMetadata(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root is refused the chmod family (TestLinuxEscapeRootMetadata)")
-	}
+	testenv.RequireNotRoot(t, "root is refused the chmod family (TestLinuxEscapeRootMetadata)")
 	requireCage(t)
 	outside := t.TempDir()
 	victim := filepath.Join(outside, "mine")
@@ -359,7 +356,7 @@ func TestLinuxEscapeCloneParent(t *testing.T) {
 	requireCage(t)
 	needPython(t)
 	if runtime.GOARCH != "amd64" {
-		t.Skip("amd64 system call number and clone argument order")
+		testenv.Skip(t, testenv.ReasonOtherArch, "amd64 system call number and clone argument order")
 	}
 	c := newCage(t, policy(t, profile.Fork()), cage.WithHome(tempHome(t)))
 	// clone(CLONE_PARENT|SIGCHLD, 0, ...) behaves like fork.
@@ -384,7 +381,7 @@ func TestLinuxEscapeSysVIPC(t *testing.T) {
 	needPython(t)
 	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
 	if err != nil {
-		t.Skipf("shmget: %v", err)
+		testenv.Skip(t, testenv.ReasonNoKernelFeature, "shmget: "+err.Error())
 	}
 	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
 	mem, err := unix.SysvShmAttach(id, 0, 0)
@@ -479,9 +476,7 @@ func TestLinuxExtraFilesKeepRuleset(t *testing.T) {
 // may only read; the ioctl needs only an open fd and ownership, and
 // Landlock's ioctl right covers devices only (landlock.rst, ABI 5).
 func TestLinuxEscapeRootFileFlags(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the files at stake are root's")
-	}
+	testenv.RequireRoot(t, "the files at stake are root's")
 	requireCage(t)
 	needPython(t)
 	dir := t.TempDir()

@@ -24,6 +24,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -70,7 +71,7 @@ func startPy(t *testing.T, c *cage.Cage, code string) string {
 func loopbackCage(t *testing.T, other int) *cage.Cage {
 	t.Helper()
 	if linuxsandbox.KernelABI() < 4 {
-		t.Skip("TCP port rules need Landlock ABI 4")
+		testenv.Skip(t, testenv.ReasonLandlockABI, fmt.Sprintf("Landlock ABI %d here; TCP port rules need 4", linuxsandbox.KernelABI()))
 	}
 	allowed := other + 1
 	if allowed > 65535 {
@@ -173,7 +174,7 @@ func TestLinuxEscapePosixMQ(t *testing.T) {
 	outside := "procage-mq-out-" + strconv.Itoa(os.Getpid())
 	fd, err := mqOpen(outside, unix.O_CREAT|unix.O_RDWR, 0o600)
 	if err != nil {
-		t.Skipf("mq_open: %v", err)
+		testenv.Skip(t, testenv.ReasonNoKernelFeature, "mq_open: "+err.Error())
 	}
 	unix.Close(fd)
 	defer mqUnlink(outside)
@@ -247,7 +248,7 @@ func TestLinuxEscapeNewSyscalls(t *testing.T) {
 	}
 	before, err := fileGetattr(f)
 	if errors.Is(err, unix.ENOSYS) {
-		t.Skip("file_getattr: ENOSYS (Linux before 6.17)")
+		testenv.Skip(t, testenv.ReasonNoKernelFeature, "file_getattr: ENOSYS (Linux before 6.17)")
 	} else if err != nil {
 		t.Fatal(err)
 	}
@@ -397,23 +398,7 @@ func TestLinuxGapAbstractBindWithNetwork(t *testing.T) {
 func TestLinuxEscapeTerminalSize(t *testing.T) {
 	requireCage(t)
 	needPython(t)
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("/dev/ptmx: %v", err)
-	}
-	defer master.Close()
-	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slave.Close()
+	master, slave := openPTY(t)
 	if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80}); err != nil {
 		t.Fatal(err)
 	}

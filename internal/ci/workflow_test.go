@@ -104,3 +104,23 @@ func TestMacOSLane(t *testing.T) {
 		}
 	}
 }
+
+// TestLinuxRunGuardsSkips: .ci/run feeds the Linux tests of tests/ and
+// cage/, as root and as nobody, to the skip guard with the Linux
+// allow-list, as the macOS lane does with its own.
+func TestLinuxRunGuardsSkips(t *testing.T) {
+	b, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	guard := "go run ./internal/ci/skipguard -allow internal/ci/skipguard/allow_linux.txt"
+	if n := strings.Count(text, guard); n != 2 {
+		t.Errorf(".ci/run runs %q %d times, want 2 (as root and as nobody)", guard, n)
+	}
+	for _, want := range []string{"go test -count=1 -json ./tests ./cage", "go tool test2json -t -p github.com/procage-go/procage/tests"} {
+		if !strings.Contains(text, want) {
+			t.Errorf(".ci/run lacks %q", want)
+		}
+	}
+}

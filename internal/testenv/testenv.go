@@ -1,17 +1,22 @@
-// Package testenv is the one place where procage's darwin tests decide to
-// skip, so that every skip names one of a few reasons and CI can turn skips
-// into failures.
+// Package testenv is the one place where procage's darwin tests, and the
+// Linux tests of tests/ and cage/, decide to skip, so that every skip names
+// one of a few reasons and CI can turn skips into failures.
 //
 //	func TestCage(t *testing.T) {
 //		testenv.RequireUnsandboxed(t) // darwin; skips only inside another sandbox
+//		testenv.RequireRoot(t, "the files at stake are root's")
 //		...
 //	}
 //
 // A skip message starts with [Marker] and the reason, e.g.
 // "procage-skip(already-sandboxed): ...", so the CI skip guard
-// (internal/ci/skipguard) reports why. With PROCAGE_STRICT_SKIP set to anything
-// but "" or "0" (the macOS lane sets it to 1), [Skip] fails the test instead:
-// a runner that is itself sandboxed must fail loudly, not pass quietly.
+// (internal/ci/skipguard) reports why and its allow-list can name the
+// reason. With PROCAGE_STRICT_SKIP set to anything but "" or "0" (the
+// macOS lane sets it to 1), [Skip] fails the test instead: a runner that
+// is itself sandboxed must fail loudly, not pass quietly. The Linux runs
+// in .ci/run are not strict (as root some tests have no subject, as nobody
+// others); they feed go test -json to the skip guard with
+// internal/ci/skipguard/allow_linux.txt.
 //
 // Call these helpers on the test's own goroutine: testing's Skip and Fatal
 // end only the goroutine that calls them.
@@ -19,7 +24,9 @@
 // # Limitations
 //
 // Only a skip that goes through this package is named and made strict; a
-// direct t.Skip elsewhere is caught by the skip guard's allow-list instead.
+// direct t.Skip elsewhere is caught by the skip guard's allow-list instead
+// (TestSkipsGoThroughTestenv keeps darwin files and tests/ and cage/ free
+// of them).
 package testenv
 
 import (
@@ -42,7 +49,7 @@ const Marker = "procage-skip"
 // Reason is why a test skips.
 type Reason string
 
-// The reasons a darwin test may skip.
+// The reasons a test may skip.
 const (
 	// ReasonSandboxed: the test process already runs in a Seatbelt
 	// sandbox (under Codex, Claude Code and the like), where macOS refuses
@@ -55,6 +62,32 @@ const (
 	ReasonTempDirOverridden Reason = "tmpdir-overridden"
 	// ReasonNoPTY: the system opens no pseudo-terminal (Linux tests).
 	ReasonNoPTY Reason = "no-pty"
+
+	// The Linux tests' reasons.
+
+	// ReasonNeedsRoot: the test is about root's files or privileges and
+	// runs unprivileged.
+	ReasonNeedsRoot Reason = "needs-root"
+	// ReasonRunsAsRoot: the test runs as root, whose privileges (or the
+	// filter's rules for root) leave it without a subject.
+	ReasonRunsAsRoot Reason = "runs-as-root"
+	// ReasonNoProgram: a program the test runs is not installed.
+	ReasonNoProgram Reason = "no-program"
+	// ReasonLandlockABI: the kernel's Landlock ABI is older than the test
+	// needs.
+	ReasonLandlockABI Reason = "landlock-abi"
+	// ReasonNoKernelFeature: the kernel lacks a system call or facility the
+	// test uses (ENOSYS, System V or POSIX IPC configured out).
+	ReasonNoKernelFeature Reason = "no-kernel-feature"
+	// ReasonOtherArch: the test is written for another architecture's
+	// system call numbers.
+	ReasonOtherArch Reason = "other-arch"
+	// ReasonCannotMount: mounting fails here even as root (a container
+	// without CAP_SYS_ADMIN).
+	ReasonCannotMount Reason = "cannot-mount"
+	// ReasonCannotCage: cage.Probe fails on this host, for a package's
+	// tests that also run without a sandbox (cage/; tests/ fails instead).
+	ReasonCannotCage Reason = "cannot-cage"
 )
 
 // Strict reports whether skips are failures in this run.
@@ -76,6 +109,32 @@ func Skip(tb testing.TB, reason Reason, detail string) {
 		return
 	}
 	tb.Skip(Message(reason, detail))
+}
+
+// RequireRoot skips the test unless it runs as root; why says what needs
+// root.
+func RequireRoot(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		Skip(tb, ReasonNeedsRoot, why)
+	}
+}
+
+// RequireNotRoot skips the test when it runs as root; why says what root
+// would hide.
+func RequireNotRoot(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Geteuid() == 0 {
+		Skip(tb, ReasonRunsAsRoot, why)
+	}
+}
+
+// RequireProgram skips the test when path, a program it runs, is missing.
+func RequireProgram(tb testing.TB, path string) {
+	tb.Helper()
+	if _, err := os.Stat(path); err != nil {
+		Skip(tb, ReasonNoProgram, err.Error())
+	}
 }
 
 // CaseSensitiveVolume returns a fresh directory on the case-sensitive volume

@@ -111,29 +111,72 @@ func TestCaseSensitiveVolume(t *testing.T) {
 	})
 }
 
-// TestDarwinTestsSkipOnlyHere: no darwin test skips on its own, so every
-// darwin skip is named and strict on CI.
-func TestDarwinTestsSkipOnlyHere(t *testing.T) {
+// TestRequireHost: the root and program checks skip exactly when the host
+// lacks what the test needs, naming the reason.
+func TestRequireHost(t *testing.T) {
+	t.Setenv(StrictEnv, "")
+	root := os.Geteuid() == 0
+	for _, tt := range []struct {
+		name     string
+		call     func(testing.TB)
+		wantSkip bool
+		reason   Reason
+	}{
+		{"RequireRoot", func(tb testing.TB) { RequireRoot(tb, "why") }, !root, ReasonNeedsRoot},
+		{"RequireNotRoot", func(tb testing.TB) { RequireNotRoot(tb, "why") }, root, ReasonRunsAsRoot},
+		{"RequireProgram/present", func(tb testing.TB) { RequireProgram(tb, os.Args[0]) }, false, ReasonNoProgram},
+		{"RequireProgram/missing", func(tb testing.TB) { RequireProgram(tb, "/nonexistent/procage-prog") }, true, ReasonNoProgram},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeTB{TB: t}
+			tt.call(f)
+			if got := f.skipped != ""; got != tt.wantSkip || f.fatal != "" {
+				t.Fatalf("skipped %q, fatal %q; want skip=%v", f.skipped, f.fatal, tt.wantSkip)
+			}
+			if tt.wantSkip && !strings.HasPrefix(f.skipped, Message(tt.reason, "")) {
+				t.Errorf("skipped %q, want the reason %s", f.skipped, tt.reason)
+			}
+		})
+	}
+}
+
+// TestSkipsGoThroughTestenv: no darwin test, and no test of tests/ or
+// cage/ (which the Linux runs of .ci/run guard), skips on its own, so every
+// such skip is named, and strict on the macOS lane.
+func TestSkipsGoThroughTestenv(t *testing.T) {
 	skip := regexp.MustCompile(`\.Skip(f|Now)?\(`)
-	files := 0
-	err := filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
+	root := filepath.Join("..", "..")
+	var darwin, guarded int
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && d.Name() != ".." {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, "_darwin_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		files++
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		switch {
+		case dir == "tests" || dir == "cage":
+			guarded++
+		case strings.HasSuffix(path, "_darwin_test.go"):
+			darwin++
+		default:
+			return nil
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
 			if skip.MatchString(line) && !strings.Contains(line, "testenv.Skip(") {
-				t.Errorf("%s:%d skips without internal/testenv: %s", path, i+1, strings.TrimSpace(line))
+				t.Errorf("%s:%d skips without internal/testenv: %s", rel, i+1, strings.TrimSpace(line))
 			}
 		}
 		return nil
@@ -141,7 +184,7 @@ func TestDarwinTestsSkipOnlyHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if files < 5 {
-		t.Errorf("found %d darwin test files; the walk is broken", files)
+	if darwin < 3 || guarded < 20 {
+		t.Errorf("found %d darwin test files outside tests/ and cage/ and %d test files in them; the walk is broken", darwin, guarded)
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // testdata/mixed.json is a real `go test -json` stream of a throw-away
@@ -125,6 +128,49 @@ func TestParseAllow(t *testing.T) {
 	}
 	if diff := cmp.Diff([]allowRule{{"p", "T/sub", "a  b"}}, got, cmp.AllowUnexported(allowRule{})); diff != "" {
 		t.Errorf("parseAllow (-want +got):\n%s", diff)
+	}
+}
+
+// TestLinuxAllow: the Linux allow-list parses, and each rule accepts only
+// a skip internal/testenv named, for a reason that depends on who runs the
+// tests (root or not), never on the host.
+func TestLinuxAllow(t *testing.T) {
+	b, err := os.ReadFile("allow_linux.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := parseAllow(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) == 0 {
+		t.Fatal("allow_linux.txt has no rules")
+	}
+	var reasons []string
+	for _, r := range []testenv.Reason{testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot} {
+		reasons = append(reasons, strings.TrimSuffix(testenv.Message(r, ""), ": "))
+	}
+	for _, r := range rules {
+		if r.pkg == "*" || r.test == "*" {
+			t.Errorf("rule %+v: name the package and the test", r)
+		}
+		if !slices.Contains(reasons, r.text) {
+			t.Errorf("rule %+v: want one of the texts %q", r, reasons)
+		}
+		// A rule for a test that no longer exists allows nothing; say so.
+		dir := filepath.Join("..", "..", "..", strings.TrimPrefix(r.pkg, "github.com/procage-go/procage/"))
+		files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		found := false
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = found || strings.Contains(string(b), "\nfunc "+r.test+"(")
+		}
+		if !found {
+			t.Errorf("rule %+v: no func %s in %s", r, r.test, dir)
+		}
 	}
 }
 

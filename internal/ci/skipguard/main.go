@@ -1,7 +1,9 @@
 // Command skipguard reads a `go test -json` stream and fails when a test
 // skipped for a reason its allow-list does not name, when a test failed or
 // never finished, or when no test passed. The macOS CI lane runs it on
-// every leg, so a green lane cannot hide tests that did not run:
+// every leg, and .ci/run on the Linux tests of tests/ and cage/ (as root
+// and as nobody, with -allow internal/ci/skipguard/allow_linux.txt), so a
+// green run cannot hide tests that did not run:
 //
 //	go test -json ./... > test.json
 //	go run ./internal/ci/skipguard test.json

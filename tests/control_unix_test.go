@@ -1,9 +1,10 @@
+//go:build darwin || linux
+
 package tests
 
 import (
 	"context"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 )
@@ -19,22 +20,6 @@ func mustWorkOutside(tb testing.TB, argv ...string) {
 	if out, err := outside(argv...); err != nil {
 		tb.Fatalf("control run outside the cage failed, so a refusal inside would prove nothing: %q: %v: %.300s", argv, err, out)
 	}
-}
-
-// firstWorkingOutside returns the first candidate that succeeds outside any
-// cage, and fails the test if none does.
-func firstWorkingOutside(tb testing.TB, candidates ...[]string) []string {
-	tb.Helper()
-	var tried []string
-	for _, argv := range candidates {
-		out, err := outside(argv...)
-		if err == nil {
-			return argv
-		}
-		tried = append(tried, strings.Join(argv, " ")+": "+err.Error()+": "+strings.TrimSpace(out))
-	}
-	tb.Fatalf("no control run worked outside the cage, so a refusal inside would prove nothing:\n%s", strings.Join(tried, "\n"))
-	return nil
 }
 
 func outside(argv ...string) (string, error) {
