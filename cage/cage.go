@@ -12,8 +12,6 @@ import (
 
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
-	"github.com/procage-go/procage/profile/sbpl"
-	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // Cage is a prepared policy: paths resolved and lowered for one backend
@@ -117,7 +115,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 				return nil, err
 			}
 		}
-		p, err := planSeatbelt(policy, env, cfg.effectiveLimit(), comp)
+		p, err := planSeatbelt(policy, env, cfg.limit, comp)
 		if err != nil {
 			return nil, policyError(err)
 		}
@@ -270,21 +268,6 @@ func (c *Cage) Plan() string { return c.planned.text() }
 // Backend returns the backend the cage plans for.
 func (c *Cage) Backend() Backend { return c.planned.kind() }
 
-// SeatbeltPlan returns, for a macOS-backend cage, the lowered Seatbelt
-// profile in structured form: the rules with their layers and comments,
-// and the parameters bound per spawn. It returns nil for another backend.
-// The result is a copy of the rule list; do not modify the filters it
-// points to.
-func (c *Cage) SeatbeltPlan() *seatbelt.Plan {
-	sp, ok := c.planned.(*seatbeltPlan)
-	if !ok {
-		return nil
-	}
-	prof := *sp.plan.Profile
-	prof.Rules = slices.Clone(prof.Rules)
-	return &seatbelt.Plan{Profile: &prof, Params: slices.Clone(sp.plan.Params)}
-}
-
 // Rewrites returns every rewrite (a symbolic link followed, a firmlink
 // replaced on the way to the spelling the kernel matches) made while
 // resolving the policy's paths and the home directory, in resolution order
@@ -323,48 +306,6 @@ func newMarker() string {
 // siblingName shares the prefix but is no run's marker: a run's processes
 // deny it while allowing their marker.
 func siblingName() string { return runPrefix + "sibling" }
-
-// seatbeltTrees returns the trees the Seatbelt layer's allows grant, and
-// marks in written each path an allow lets the child write: a child plants
-// a link in such a tree as in a policy tree. A prefix counts as the tree of
-// its directory (it also matches siblings sharing the prefix); a regex names
-// no tree and is not counted.
-func seatbeltTrees(rules []sbpl.Rule, resolved map[string]string, written map[string]bool) []pathresolve.Tree {
-	var trees []pathresolve.Tree
-	for _, r := range rules {
-		if r.Effect != sbpl.Allow {
-			continue
-		}
-		write := slices.ContainsFunc(r.Ops, func(op string) bool { return op != "default" && sbpl.Covers(op, "file-write-create") })
-		var walk func(f *sbpl.Filter)
-		walk = func(f *sbpl.Filter) {
-			for _, a := range f.Args {
-				switch v := a.(type) {
-				case *sbpl.Filter:
-					walk(v)
-				case sbpl.Str:
-					if !sbpl.IsPathFilter(f.Name) {
-						continue
-					}
-					arg := string(v)
-					written[arg] = written[arg] || write
-					res, ok := resolved[arg]
-					switch {
-					case !ok:
-					case f.Name == "subpath":
-						trees = append(trees, pathresolve.Tree{Path: res, Writable: write})
-					case f.Name == "prefix" || f.Name == "path-prefix":
-						trees = append(trees, pathresolve.Tree{Path: path.Dir(res), Writable: write})
-					}
-				}
-			}
-		}
-		for _, f := range r.Filters {
-			walk(f)
-		}
-	}
-	return trees
-}
 
 // envDir returns the caller's environment variable name as a clean
 // absolute path, or "" when it is unset or not absolute (the user's later

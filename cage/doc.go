@@ -78,9 +78,11 @@
 //
 // # macOS
 //
-// The macOS backend lowers the policy to a Seatbelt (SBPL) profile,
-// compiles it in-process through libsandbox, and the child applies it
-// with the Sandbox policy's system calls. Preview the profile from any OS:
+// What a Mac child gets, the Seatbelt (SBPL) profile ([Cage.Plan],
+// [Cage.SeatbeltPlan]), is decided by package
+// [github.com/procage-go/procage/profile/seatbelt]; this package compiles
+// it once in-process through libsandbox, and the child applies it with the
+// Sandbox policy's system calls. Preview the profile from any OS:
 //
 //	c, err := cage.New(policy, cage.WithBackend(cage.BackendMacOS))
 //	if err != nil {
@@ -98,9 +100,9 @@
 // every volume, so an allow-type rule or grant on a case-sensitive volume
 // is refused ([ErrCaseSensitive]). A profile over the compile limit is
 // refused ([ErrTooManyRules], [WithCompileLimit]), and so is one
-// libsandbox rejects ([ErrProfileRejected]). A forking run's processes are found by asking each of
-// the user's processes whether its sandbox allows the run's marker and
-// denies a sibling name.
+// libsandbox rejects ([ErrProfileRejected]). A forking run's processes
+// are found by asking each of the user's processes whether its sandbox
+// allows the run's marker and denies a sibling name.
 //
 // # Linux
 //

@@ -11,7 +11,6 @@ import (
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
-	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // ErrAlreadySandboxed is returned by [New] when the calling process already
@@ -76,11 +75,13 @@ type PolicyError struct {
 	Path string            // the path concerned (ErrSuspectLink, ErrCaseSensitive), else ""
 	Gaps []profile.GapPart // the parts Linux cannot enforce (ErrGap)
 	Err  error             // the detail
+
+	msg string // the message, if not Err's
 }
 
 func (e *PolicyError) Error() string {
-	if le, ok := e.Err.(*seatbelt.LimitError); ok {
-		return fmt.Sprintf("cage: the profile has %d rules, more than the compile limit of %d", le.Rules, le.Limit)
+	if e.msg != "" {
+		return "cage: " + e.msg
 	}
 	return "cage: " + e.Err.Error()
 }
@@ -106,9 +107,6 @@ func policyError(err error) error {
 	}
 	if ge, ok := errors.AsType[*profile.GapError](err); ok {
 		return &PolicyError{Kind: ErrGap, Gaps: ge.Parts, Err: ge}
-	}
-	if le, ok := errors.AsType[*seatbelt.LimitError](err); ok {
-		return &PolicyError{Kind: ErrTooManyRules, Err: le}
 	}
 	return err
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
-	"github.com/procage-go/procage/profile/seatbelt"
 )
 
 // Option configures [New]. It is sealed: only this package makes Options.
@@ -70,7 +69,7 @@ type config struct {
 }
 
 // WithCompileLimit sets the largest number of rules a macOS (Seatbelt)
-// profile may have (default [seatbelt.DefaultLimit], 2,000). More is a
+// profile may have (default [github.com/procage-go/procage/profile/seatbelt.DefaultLimit], 2,000). More is a
 // refused ([ErrTooManyRules]). It has no effect on another backend's plan.
 func WithCompileLimit(n int) Option {
 	return optionFunc(func(c *config) error {
@@ -187,11 +186,4 @@ func (c *config) acceptedLink(link string) bool {
 		return slices.Contains(c.links, link)
 	}
 	return slices.ContainsFunc(c.links, func(l string) bool { return strings.EqualFold(l, link) })
-}
-
-func (c *config) effectiveLimit() int {
-	if c.limit == 0 {
-		return seatbelt.DefaultLimit
-	}
-	return c.limit
 }

@@ -3,9 +3,13 @@ package cage
 import (
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 
 	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/sbpl"
 	"github.com/procage-go/procage/profile/seatbelt"
 )
 
@@ -36,6 +40,10 @@ func (p *seatbeltPlan) rules() int    { return p.plan.NumRules() }
 // spawn.
 func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compiler) (*seatbeltPlan, error) {
 	plan, err := seatbelt.LowerLimit(policy, env, limit)
+	if le, ok := errors.AsType[*seatbelt.LimitError](err); ok {
+		return nil, &PolicyError{Kind: ErrTooManyRules, Err: le,
+			msg: fmt.Sprintf("the profile has %d rules, more than the compile limit of %d", le.Rules, le.Limit)}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -83,4 +91,61 @@ func (p *seatbeltPlan) compile(params []libsandbox.Param) ([]byte, error) {
 		return nil, fmt.Errorf("cage: compiling the profile: %w", err)
 	}
 	return code, nil
+}
+
+// SeatbeltPlan returns, for a macOS-backend cage, the lowered Seatbelt
+// profile in structured form: the rules with their layers and comments,
+// and the parameters bound per spawn. It returns nil for another backend.
+// The result is a copy of the rule list; do not modify the filters it
+// points to.
+func (c *Cage) SeatbeltPlan() *seatbelt.Plan {
+	sp, ok := c.planned.(*seatbeltPlan)
+	if !ok {
+		return nil
+	}
+	prof := *sp.plan.Profile
+	prof.Rules = slices.Clone(prof.Rules)
+	return &seatbelt.Plan{Profile: &prof, Params: slices.Clone(sp.plan.Params)}
+}
+
+// seatbeltTrees returns the trees the Seatbelt layer's allows grant, and
+// marks in written each path an allow lets the child write: a child plants
+// a link in such a tree as in a policy tree. A prefix counts as the tree of
+// its directory (it also matches siblings sharing the prefix); a regex names
+// no tree and is not counted.
+func seatbeltTrees(rules []sbpl.Rule, resolved map[string]string, written map[string]bool) []pathresolve.Tree {
+	var trees []pathresolve.Tree
+	for _, r := range rules {
+		if r.Effect != sbpl.Allow {
+			continue
+		}
+		write := slices.ContainsFunc(r.Ops, func(op string) bool { return op != "default" && sbpl.Covers(op, "file-write-create") })
+		var walk func(f *sbpl.Filter)
+		walk = func(f *sbpl.Filter) {
+			for _, a := range f.Args {
+				switch v := a.(type) {
+				case *sbpl.Filter:
+					walk(v)
+				case sbpl.Str:
+					if !sbpl.IsPathFilter(f.Name) {
+						continue
+					}
+					arg := string(v)
+					written[arg] = written[arg] || write
+					res, ok := resolved[arg]
+					switch {
+					case !ok:
+					case f.Name == "subpath":
+						trees = append(trees, pathresolve.Tree{Path: res, Writable: write})
+					case f.Name == "prefix" || f.Name == "path-prefix":
+						trees = append(trees, pathresolve.Tree{Path: path.Dir(res), Writable: write})
+					}
+				}
+			}
+		}
+		for _, f := range r.Filters {
+			walk(f)
+		}
+	}
+	return trees
 }
