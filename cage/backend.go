@@ -53,13 +53,9 @@ func (b Backend) String() string {
 	return fmt.Sprintf("Backend(%d)", int(b))
 }
 
-// HostBackend returns the backend this OS enforces; on an OS with none
-// (neither macOS nor Linux) it returns [BackendMacOS], the backend a cage
-// plans for by default there.
-func HostBackend() Backend { return hostBackend }
-
-// WithBackend selects the backend a cage plans for (default
-// [HostBackend]). A cage for another OS's backend only plans: Start
+// WithBackend selects the backend a cage plans for. The default is the
+// backend this OS enforces ([Cage.Backend] tells which), or [BackendMacOS]
+// on an OS with none. A cage for another OS's backend only plans: Start
 // returns an [*UnsupportedError] and nothing runs.
 func WithBackend(b Backend) Option {
 	return optionFunc(func(c *config) error {

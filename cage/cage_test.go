@@ -434,7 +434,7 @@ func TestProbeResultString(t *testing.T) {
 }
 
 func TestCageString(t *testing.T) {
-	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}), cage.WithTTY(cage.TTYInherit), cage.WithEnv(cage.EnvAllowlist("PATH", "HOME")))...)
+	c, err := cage.New(mustPolicy(t), append(simOpts(t), cage.WithCompiler(&countingCompiler{}), cage.WithTTY(cage.TTYInherit), cage.WithEnvAllowlist("PATH", "HOME"))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,9 @@ type Cmd struct {
 	Path string
 	// Args holds the command line, Args[0] included; empty means {Path}.
 	Args []string
-	// Env: nil inherits the caller's environment filtered by the cage's
-	// EnvPolicy (plus PWD when Dir is set, as os/exec does); non-nil is
-	// passed exactly as written.
+	// Env: nil inherits the caller's environment, filtered as the cage
+	// says ([WithEnvAllowlist], [IsSecret]), plus PWD when Dir is set, as
+	// os/exec does; non-nil is passed exactly as written.
 	Env []string
 	// Dir is the working directory; "" inherits the caller's.
 	Dir string
@@ -452,7 +452,7 @@ func (cmd *Cmd) StderrPipe() (io.ReadCloser, error) {
 
 // Environ returns a copy of the environment the child would get as the
 // command is now configured: Env as written, or the caller's environment
-// filtered by the cage's EnvPolicy plus PWD for Dir. A private TMPDIR
+// filtered by the cage's environment policy plus PWD for Dir. A private TMPDIR
 // ([WithPrivateTemp]) is chosen by Start and is not included.
 func (cmd *Cmd) Environ() []string {
 	env, _ := cmd.environ()
@@ -473,7 +473,7 @@ func (cmd *Cmd) environ(extra ...string) ([]string, error) {
 			extra = append([]string{"PWD=" + pwd}, extra...)
 		}
 	}
-	var p EnvPolicy
+	var p envPolicy
 	if cmd.cage != nil {
 		p = cmd.cage.cfg.env
 	}

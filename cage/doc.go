@@ -71,9 +71,8 @@
 // WaitDelay (with exec.ErrWaitDelay), Cancel and Environ, and resolves a
 // relative Path such as "./script.sh" against Dir. Start may be called
 // once, even after it failed. The environment: a nil Cmd.Env inherits the
-// caller's variables minus secret-looking ones ([EnvDropSecrets],
-// [IsSecret]) or only those an [EnvAllowlist] names; a non-nil Cmd.Env is
-// passed exactly as written. [WithPrivateTemp] gives each run its own
+// caller's variables minus secret-looking ones ([IsSecret]) or only those
+// [WithEnvAllowlist] names; a non-nil Cmd.Env is passed exactly as written. [WithPrivateTemp] gives each run its own
 // TMPDIR, granted read-write and removed at its end.
 //
 // # macOS

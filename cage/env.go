@@ -6,34 +6,30 @@ import (
 	"strings"
 )
 
-// EnvPolicy decides which of the caller's environment variables a caged
+// envPolicy decides which of the caller's environment variables a caged
 // process inherits when [Cmd.Env] is nil. A non-nil Cmd.Env is always
-// passed exactly as written: explicit variables win.
-//
-// The zero EnvPolicy is [EnvDropSecrets].
-type EnvPolicy struct {
+// passed exactly as written: explicit variables win. The zero envPolicy is
+// envDropSecrets.
+type envPolicy struct {
 	allowlist bool
 	names     []string
 }
 
-// EnvDropSecrets passes the caller's variables except those that commonly
-// carry credentials or inject code ([IsSecret]; docs/threat-model.md has
-// the table) and those whose value is a URL with a password
-// (postgres://user:pw@host). It is a drop list, so it cannot know every
-// tool's names: for an agent running someone else's commands, prefer
-// [EnvAllowlist].
-var EnvDropSecrets = EnvPolicy{}
+// envDropSecrets, the default, passes the caller's variables except those
+// that commonly carry credentials or inject code ([IsSecret];
+// docs/threat-model.md has the table) and those whose value is a URL with
+// a password (postgres://user:pw@host).
+var envDropSecrets = envPolicy{}
 
-// EnvAllowlist passes exactly the named variables of the caller, and no
-// other.
-func EnvAllowlist(names ...string) EnvPolicy {
+// envAllowlist passes exactly the named variables of the caller.
+func envAllowlist(names ...string) envPolicy {
 	n := slices.Clone(names)
 	slices.Sort(n)
-	return EnvPolicy{allowlist: true, names: slices.Compact(n)}
+	return envPolicy{allowlist: true, names: slices.Compact(n)}
 }
 
 // String summarises the policy.
-func (p EnvPolicy) String() string {
+func (p envPolicy) String() string {
 	if p.allowlist {
 		return "allowlist[" + strings.Join(p.names, " ") + "]"
 	}
@@ -64,9 +60,9 @@ var (
 	publicKeySuffixes = []string{"_PUBKEY", "_PUBLIC_KEY", "_PUBLISHABLE_KEY"}
 )
 
-// IsSecret reports whether EnvDropSecrets drops the variable name. Case is
-// ignored (github_token is as secret as GITHUB_TOKEN): a drop list errs on
-// the side of dropping.
+// IsSecret reports whether a cage without [WithEnvAllowlist] drops the
+// variable name. Case is ignored (github_token is as secret as
+// GITHUB_TOKEN): a drop list errs on the side of dropping.
 func IsSecret(name string) bool {
 	name = strings.ToUpper(name)
 	has := func(list []string, f func(string, string) bool) bool {
@@ -109,9 +105,9 @@ func hasURLPassword(value string) bool {
 // mysqlDSN matches github.com/go-sql-driver/mysql's DSN with a password.
 var mysqlDSN = regexp.MustCompile(`^[^\s/:@]*:[^\s@]*@[a-z0-9]*\(`)
 
-// Filter returns the entries of environ ("KEY=value", as os.Environ gives)
+// filter returns the entries of environ ("KEY=value", as os.Environ gives)
 // that p passes, in order. Entries without "=" are dropped.
-func (p EnvPolicy) Filter(environ []string) []string {
+func (p envPolicy) filter(environ []string) []string {
 	out := []string{}
 	for _, kv := range environ {
 		k, _, ok := strings.Cut(kv, "=")
@@ -133,12 +129,12 @@ func (p EnvPolicy) Filter(environ []string) []string {
 // environ is the environment a child gets: explicit (non-nil) wins as
 // written; otherwise the caller's, filtered. extra entries (a private
 // TMPDIR) are added unless the environment already names them.
-func environ(p EnvPolicy, explicit, caller []string, extra ...string) []string {
+func environ(p envPolicy, explicit, caller []string, extra ...string) []string {
 	var env []string
 	if explicit != nil {
 		env = slices.Clone(explicit)
 	} else {
-		env = p.Filter(caller)
+		env = p.filter(caller)
 	}
 	for _, kv := range extra {
 		k, _, _ := strings.Cut(kv, "=")

@@ -72,3 +72,15 @@ func TerminalGrants(stdio ...any) [][2]string {
 	}
 	return out
 }
+
+// The environment policies, for the filter's own tests.
+type EnvPolicy = envPolicy
+
+var (
+	EnvDropSecrets = envDropSecrets
+	EnvAllowlist   = envAllowlist
+)
+
+func (p envPolicy) Filter(environ []string) []string { return p.filter(environ) }
+
+func HostBackend() Backend { return hostBackend }

@@ -51,7 +51,7 @@ type config struct {
 	limit       int
 	rlimits     []Rlimit
 	tty         TTY
-	env         EnvPolicy
+	env         envPolicy
 	fs          pathresolve.FS
 	firmlinks   []pathresolve.Firmlink
 	fsSet       bool
@@ -119,10 +119,15 @@ func WithTTY(t TTY) Option {
 	})
 }
 
-// WithEnv sets which caller variables a child inherits when Cmd.Env is nil
-// (default [EnvDropSecrets]).
-func WithEnv(p EnvPolicy) Option {
-	return optionFunc(func(c *config) error { c.env = p; return nil })
+// WithEnvAllowlist passes a child exactly the named variables of the
+// caller when Cmd.Env is nil (a non-nil Cmd.Env is passed as written). By
+// default a child gets the caller's variables except those that commonly
+// carry credentials or inject code ([IsSecret]) and those whose value is a
+// URL with a password (postgres://user:pw@host); a drop list cannot know
+// every tool's names, so for an agent running someone else's commands,
+// prefer an allowlist.
+func WithEnvAllowlist(names ...string) Option {
+	return optionFunc(func(c *config) error { c.env = envAllowlist(names...); return nil })
 }
 
 // WithFS resolves policy paths through fsys with the given firmlinks
