@@ -72,7 +72,7 @@ var (
 // example a *pathresolve.LinkError or a *profile.GapError).
 type PolicyError struct {
 	Kind error
-	Path string            // the path concerned (ErrSuspectLink, ErrCaseSensitive), else ""
+	Path string            // ErrSuspectLink: the link (what AcceptLink takes); ErrCaseSensitive: the path; else ""
 	Gaps []profile.GapPart // the parts Linux cannot enforce (ErrGap)
 	Err  error             // the detail
 
@@ -100,7 +100,7 @@ func policyError(err error) error {
 		return err
 	}
 	if le, ok := errors.AsType[*pathresolve.LinkError](err); ok {
-		return &PolicyError{Kind: ErrSuspectLink, Path: le.Path, Err: le}
+		return &PolicyError{Kind: ErrSuspectLink, Path: le.Link, Err: le}
 	}
 	if ce, ok := errors.AsType[*pathresolve.CaseSensitiveError](err); ok {
 		return &PolicyError{Kind: ErrCaseSensitive, Path: ce.Path, Err: ce}
