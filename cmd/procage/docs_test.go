@@ -111,7 +111,7 @@ func transcripts(t *testing.T, doc string) []transcript {
 }
 
 // TestPolicyExamples: every example policy under docs/examples loads, with
-// no warning; each under docs/examples/invalid is refused with exit 2 and
+// no warning; each under docs/examples/invalid is refused with exit 125 and
 // one line naming the file, line and column.
 func TestPolicyExamples(t *testing.T) {
 	good, _ := filepath.Glob("../../docs/examples/*.json")
@@ -127,8 +127,8 @@ func TestPolicyExamples(t *testing.T) {
 	}
 	for _, f := range bad {
 		code, out, errs := runCLI(t, "plan", "--backend", "macos", "--policy", f)
-		if code != 2 || out != "" || !strings.HasPrefix(errs, "procage plan: "+f+":") || strings.Count(errs, "\n") != 1 {
-			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and one line naming the file", f, code, out, errs)
+		if code != exitFailure || out != "" || !strings.HasPrefix(errs, "procage plan: "+f+":") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 125 and one line naming the file", f, code, out, errs)
 		}
 	}
 }
@@ -176,7 +176,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 // TestCommandDocExamples runs the examples of this command's package
 // documentation where this host can (run and probe need a cage: macOS or
 // Linux); each must exit 0. One marked "macOS only" is run elsewhere only
-// to check it fails with exit 2 and runs nothing.
+// to check it fails with exit 125 and runs nothing.
 func TestCommandDocExamples(t *testing.T) {
 	src, err := os.ReadFile("main.go")
 	if err != nil {
@@ -201,7 +201,7 @@ func TestCommandDocExamples(t *testing.T) {
 		code, _, errs := runCLI(t, args...)
 		want := 0
 		if macOnly {
-			want = 2
+			want = exitFailure
 		}
 		if code != want {
 			t.Errorf("procage %s: exit %d, want %d; stderr %q", cmd, code, want, errs)

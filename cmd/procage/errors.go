@@ -43,21 +43,6 @@ type inputError struct {
 func (e *inputError) Error() string { return e.where + ": " + describe(e.err) }
 func (e *inputError) Unwrap() error { return e.err }
 
-// isBadInput reports whether err is the user's input at fault (exit 2)
-// rather than a failure while running (exit 1).
-func isBadInput(err error) bool {
-	var (
-		ue *usageError
-		ie *inputError
-		pe *profile.Error
-		re *pathresolve.PathError
-	)
-	return errors.As(err, &ue) || errors.As(err, &ie) || errors.As(err, &pe) || errors.As(err, &re) ||
-		errors.Is(err, cage.ErrTooManyRules) || errors.Is(err, cage.ErrCaseSensitive) ||
-		errors.Is(err, errors.ErrUnsupported) || errors.Is(err, sim.ErrAccess) ||
-		errors.Is(err, sim.ErrOperation)
-}
-
 // describe renders err in plain words for one line of standard error: the
 // user's input first, then what is wrong with it, without the package
 // prefixes (cage:, profile:, ...) that wrapping piles up.
@@ -99,7 +84,7 @@ func describe(err error) string {
 	case errors.Is(err, sim.ErrOperation):
 		return firstClause(err)
 	}
-	return stripPrefixes(err.Error())
+	return describeLines(err)
 }
 
 // describePolicy renders a policy the cage refused, by kind.
@@ -107,6 +92,8 @@ func describePolicy(pol *cage.PolicyError) string {
 	switch pol.Kind {
 	case cage.ErrGap:
 		return describeGaps(pol.Gaps)
+	case cage.ErrSuspectLink:
+		return describeLink(pol)
 	case cage.ErrTooManyRules:
 		if le, ok := errors.AsType[*seatbelt.LimitError](pol); ok {
 			return fmt.Sprintf("the profile has %d rules, more than the limit of %d", le.Rules, le.Limit)
@@ -138,6 +125,20 @@ func describeGaps(refused []profile.GapPart) string {
 		fix += "; or give up the protection: " + strings.Join(classes, " ")
 	}
 	return "linux cannot enforce " + strings.Join(parts, "; ") + " (" + fix + ")"
+}
+
+// describeLines renders an error of several lines (errors.Join: a run's
+// exit status with what ending it found) as one, each line without its
+// package prefixes, leaving out the lines of the drop errors (the
+// context's error of a run a signal ended, which the message says better).
+func describeLines(err error, drop ...error) string {
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if !slices.ContainsFunc(drop, func(d error) bool { return l == d.Error() }) {
+			out = append(out, stripPrefixes(l))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // firstClause drops the advice some sentinel errors carry after a

@@ -47,7 +47,7 @@ func TestProcess(t *testing.T) {
 	}{
 		{[]string{"--help"}, 0, "procage runs commands in a sandbox", ""},
 		{[]string{"--version"}, 0, "procage ", ""},
-		{[]string{"plan", "--bogus"}, 2, "", "procage plan: unknown flag --bogus\nsee 'procage plan --help'\n"},
+		{[]string{"plan", "--bogus"}, 125, "", "procage plan: unknown flag --bogus\nsee 'procage plan --help'\n"},
 		{[]string{"run", "--read", "/usr", "--", "/procage/no/such/program"}, 127, "", "procage run: /procage/no/such/program: no such file\n"},
 		{[]string{"explain", "--backend", "macos", "sysctl-read", "kern.procargs2"}, 1, "denied by rule ", ""},
 	}

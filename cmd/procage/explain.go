@@ -19,29 +19,29 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		"decides, using procage's model of Seatbelt (nothing runs). ARGUMENT is a path\n"+
 		"for file-* and process-exec*, host:port or a Unix socket path for network-*,\n"+
 		"a name for mach-lookup and sysctl-*, a target (self, others, same-sandbox)\n"+
-		"for signal and process-info*. Exit status: 0 allowed, 1 denied, 2 bad input.", stdout)
+		"for signal and process-info*. Exit status: 0 allowed, 1 denied, 125 bad input or another failure.", stdout)
 	pf.register(fs)
 	// explain models Seatbelt, so it explains the macOS plan by default.
 	backendName := fs.String("backend", "macos", "explain the plan for `OS`: macos (off macOS: paths resolved against a simulated Mac, home /Users/$USER); Seatbelt is the only sandbox explain models")
 	asJSON := fs.Bool("json", false, "print a JSON object (access, allowed, rule, layer, text, default, kernel paths) instead of text")
 	if err := fs.parse(args); err != nil {
-		return 2, err
+		return exitFailure, err
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return 2, usagef("want OPERATION and ARGUMENT, e.g. explain --read /usr file-read-data /usr/lib/libc.dylib")
+		return exitFailure, usagef("want OPERATION and ARGUMENT, e.g. explain --read /usr file-read-data /usr/lib/libc.dylib")
 	}
 	op, arg := fs.Arg(0), fs.Arg(1)
 	access, err := sim.ParseAccess(op, arg)
 	if err != nil {
-		return 2, err
+		return exitFailure, err
 	}
 	b, err := newBackend(*backendName)
 	if err != nil {
-		return 2, err
+		return exitFailure, err
 	}
 	c, err := prepare(&pf, fs, b, stderr)
 	if err != nil {
-		return 2, err
+		return exitFailure, err
 	}
 	// The kernel checks the resolved path, so the access is resolved the way
 	// the cage resolved the policy.
@@ -56,7 +56,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		res, err := b.resolver.Resolve(*p)
 		if err != nil {
-			return 2, &inputError{where: op + " " + arg, err: err}
+			return exitFailure, &inputError{where: op + " " + arg, err: err}
 		}
 		if res.Path != *p {
 			resolved = append(resolved, kernelPath{*p, res.Path})
@@ -65,11 +65,11 @@ func cmdExplain(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	pr := c.SeatbeltPlan()
 	if pr == nil {
-		return 2, badValuef("--backend %s: explain models Seatbelt only; use --backend macos", b.name)
+		return exitFailure, badValuef("--backend %s: explain models Seatbelt only; use --backend macos", b.name)
 	}
 	d, err := sim.Decide(pr.Profile, access)
 	if err != nil {
-		return 2, err
+		return exitFailure, err
 	}
 	code := 0
 	if !d.Allowed {

@@ -22,7 +22,7 @@ hand-written profiles do: (define NAME VALUE), and (if (param "K") ...),
 import. ARGUMENT is read as for
 explain without --profile, and is taken as the kernel spells it (no symbolic
 link resolution). Where a reading of Seatbelt that macOS has not been
-measured to follow would decide otherwise, a note names it. Exit status: 0 allowed, 1 denied, 2 bad
+measured to follow would decide otherwise, a note names it. Exit status: 0 allowed, 1 denied, 125 bad
 input or undecidable (a rule the model cannot evaluate could decide).`
 
 // wantsProfile reports whether explain's arguments ask for --profile
@@ -55,22 +55,22 @@ func cmdExplainProfile(args []string, stdout, stderr io.Writer) (int, error) {
 			fs.PrintDefaults()
 			return 0, errHelp
 		}
-		return 2, usagef("%v", err)
+		return exitFailure, usagef("%v", err)
 	}
 	if file == "" {
-		return 2, usagef("--profile: want a file")
+		return exitFailure, usagef("--profile: want a file")
 	}
 	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return 2, usagef("want OPERATION and ARGUMENT, e.g. explain --profile my.sb file-read-data /usr/lib/libc.dylib")
+		return exitFailure, usagef("want OPERATION and ARGUMENT, e.g. explain --profile my.sb file-read-data /usr/lib/libc.dylib")
 	}
 	access, err := sim.ParseAccess(fs.Arg(0), fs.Arg(1))
 	if err != nil {
-		return 2, usagef("%v", err)
+		return exitFailure, usagef("%v", err)
 	}
 	for _, kv := range params {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return 2, usagef("--param %q: want NAME=VALUE", kv)
+			return exitFailure, usagef("--param %q: want NAME=VALUE", kv)
 		}
 		if access.Params == nil {
 			access.Params = map[string]string{}
@@ -79,20 +79,20 @@ func cmdExplainProfile(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
-		return 2, usagef("--profile: %v", err)
+		return exitFailure, usagef("--profile: %v", err)
 	}
 	prof, lines, err := sbpl.ReadProfile(string(src), access.Params)
 	if err != nil {
-		return 2, usagef("%s: %v", file, err)
+		return exitFailure, usagef("%s: %v", file, err)
 	}
 	at := func(i int) string { return fmt.Sprintf("%s:%d", file, lines[i]) }
 	d, err := sim.Decide(prof, access)
 	var re *sim.RuleError
 	if errors.As(err, &re) && re.Index >= 0 && re.Index < len(lines) {
-		return 2, usagef("%s: %s: %v", at(re.Index), re.Rule, re.Err)
+		return exitFailure, usagef("%s: %s: %v", at(re.Index), re.Rule, re.Err)
 	}
 	if err != nil {
-		return 2, usagef("%v", err)
+		return exitFailure, usagef("%v", err)
 	}
 	verdict := "denied"
 	if d.Allowed {

@@ -67,15 +67,15 @@ func TestExplainProfile(t *testing.T) {
 		{"unknown alias: unrelated read denied", []string{"--profile", alias, "file-read-data", "/etc/passwd"}, 1, alias + ":2: (deny default)"},
 		{"param bound", []string{"--profile", alias, "--param", "ROOT=/opt/r", "file-read-data", "/opt/r/x"}, 0, alias + ":6"},
 		{"param unbound", []string{"--profile", alias, "file-read-data", "/opt/r/x"}, 1, alias + ":2"},
-		{"unknown filter could decide", []string{"--profile", alias, "iokit-open-user-client", "RootDomainUserClient"}, 2, alias + ":3"},
-		{"unknown operation could decide", []string{"--profile", alias, "ipc-posix-shm-read-data", "x"}, 2, alias + ":4"},
+		{"unknown filter could decide", []string{"--profile", alias, "iokit-open-user-client", "RootDomainUserClient"}, exitFailure, alias + ":3"},
+		{"unknown operation could decide", []string{"--profile", alias, "ipc-posix-shm-read-data", "x"}, exitFailure, alias + ":4"},
 		{"nix: build dir write", []string{"--profile", nix, "--param", "_GLOBAL_TMP_DIR=/private/tmp/nix", "file-write-data", "/private/tmp/nix/x"}, 0, nix + ":5"},
 		{"nix: setugid in the build dir", []string{"--profile", nix, "--param", "_GLOBAL_TMP_DIR=/private/tmp/nix", "file-write-setugid", "/private/tmp/nix/x"}, 1, "denied by " + nix + ":4"},
 		{"nix: no local networking", []string{"--profile", nix, "network-outbound", "127.0.0.1:80"}, 1, nix + ":3"},
 		{"nix: local networking", []string{"--profile", nix, "--param", "_ALLOW_LOCAL_NETWORKING=1", "network-outbound", "127.0.0.1:80"}, 0, "allowed by " + nix + ":8"},
-		{"bad param", []string{"--profile", alias, "--param", "ROOT", "file-read-data", "/x"}, 2, "NAME=VALUE"},
-		{"missing file", []string{"--profile", filepath.Join(t.TempDir(), "none.sb"), "file-read-data", "/x"}, 2, "--profile"},
-		{"bad access", []string{"--profile", alias, "file-read-data", "relative"}, 2, "absolute path"},
+		{"bad param", []string{"--profile", alias, "--param", "ROOT", "file-read-data", "/x"}, exitFailure, "NAME=VALUE"},
+		{"missing file", []string{"--profile", filepath.Join(t.TempDir(), "none.sb"), "file-read-data", "/x"}, exitFailure, "--profile"},
+		{"bad access", []string{"--profile", alias, "file-read-data", "relative"}, exitFailure, "absolute path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestExplainProfile(t *testing.T) {
 				t.Fatalf("exit %d, want %d; stdout %q stderr %q", code, tt.code, out, errs)
 			}
 			got := out
-			if tt.code == 2 {
+			if tt.code == exitFailure {
 				got = errs
 			}
 			if !strings.Contains(got, tt.out) {

@@ -7,9 +7,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/seatbelt"
 )
@@ -27,11 +32,49 @@ type pathListFlag []string
 func (l *pathListFlag) String() string     { return strings.Join(*l, ",") }
 func (l *pathListFlag) Set(s string) error { *l = append(*l, trimSlash(s)); return nil }
 
+// durationFlag is a flag holding a time.Duration of 0 or more.
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return errors.New("want a duration such as 90s, 5m or 1h30m")
+	}
+	*d = durationFlag(v)
+	return nil
+}
+
 // shellQuote returns s as a shell would need it typed: unchanged when it
-// has only characters no shell treats specially, single-quoted otherwise.
+// has only characters no shell treats specially, single-quoted otherwise,
+// and with a control character or invalid UTF-8 as $'...' (POSIX.1-2024
+// dollar-single-quotes, also bash's and zsh's), so a message stays one
+// line and shows every byte.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+@:,=%") == "" {
 		return s
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		var b strings.Builder
+		b.WriteString("$'")
+		for i := 0; i < len(s); {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			switch {
+			case r == utf8.RuneError && n == 1, r < 0x80 && unicode.IsControl(r):
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+			case r == '\'' || r == '\\':
+				b.WriteString(`\` + string(r))
+			case unicode.IsControl(r):
+				for _, c := range []byte(s[i : i+n]) {
+					fmt.Fprintf(&b, `\x%02x`, c)
+				}
+			default:
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+		b.WriteString("'")
+		return b.String()
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
@@ -43,13 +86,87 @@ func trimSlash(s string) string {
 	return s
 }
 
+// resolvePath makes the value of a path flag absolute, as the user meant
+// it, before it reaches package cage (which takes absolute paths only): a
+// leading ~ or ~/ is $HOME, as a shell expands it (but also in
+// --read=~/x, where shells do not), and a relative path is taken from the
+// working directory. Leading ".." elements climb from the kernel spelling
+// of that directory (pwd -P), the directory the kernel means by "..". A
+// ".." after a name is left in place, for the library to refuse as it
+// refuses /a/../b: which directory it means depends on links the name may
+// be. An absolute path is passed on as given, for the library's checks.
+// where is the flag and value for an error message, with the resolved path
+// when it differs.
+func resolvePath(flagName, p string) (abs, where string, err error) {
+	where = flagName + " " + shellQuote(p)
+	if p == "" || strings.HasPrefix(p, "/") {
+		return p, where, nil
+	}
+	var base, rel string
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		base, rel = os.Getenv("HOME"), p[1:]
+		if !strings.HasPrefix(base, "/") {
+			return "", "", badValuef("%s: $HOME is not an absolute path (%q), so ~ cannot be expanded", where, base)
+		}
+	case strings.HasPrefix(p, "~"):
+		return "", "", badValuef("%s: only a leading ~ or ~/ is expanded (to $HOME); give the path in full", where)
+	default:
+		if base, err = os.Getwd(); err != nil {
+			return "", "", &inputError{where: where, err: fmt.Errorf("working directory: %w", err)}
+		}
+		rel = p
+	}
+	up, names, dotdot := 0, []string{}, false
+	for _, e := range strings.Split(rel, "/") {
+		switch {
+		case e == "" || e == ".":
+		case e == ".." && len(names) == 0:
+			up++
+		default:
+			dotdot = dotdot || e == ".."
+			names = append(names, e)
+		}
+	}
+	if up > 0 {
+		if base, err = filepath.EvalSymlinks(base); err != nil {
+			return "", "", &inputError{where: where, err: err}
+		}
+		for range up {
+			base = filepath.Dir(base)
+		}
+	}
+	abs = filepath.Join(base, strings.Join(names, "/"))
+	if dotdot {
+		abs = strings.TrimSuffix(base, "/") + "/" + strings.Join(names, "/")
+	}
+	return abs, where + " (" + abs + ")", nil
+}
+
+// absFlag is resolvePath for a flag whose value goes to package cage as
+// is, checked as cage would check it: the error names the flag.
+func absFlag(flagName, p string) (string, error) {
+	abs, where, err := resolvePath(flagName, p)
+	if err != nil {
+		return "", err
+	}
+	if err := pathresolve.CheckAbs(abs); err != nil {
+		if pe, ok := errors.AsType[*pathresolve.PathError](err); ok {
+			err = pe.Err
+		}
+		return "", &inputError{where: where, err: err}
+	}
+	return abs, nil
+}
+
 // policyFlags are the flags that describe a policy, shared by plan,
 // explain and run.
 type policyFlags struct {
 	read, write, exec, sockets pathListFlag
 	mach, waive, seatbelt      listFlag
 	ports, acceptGaps          listFlag
-	network, policyFile        string
+	acceptLinks                pathListFlag
+	network, policyFile, home  string
 	fork, execOnly, listenAny  bool
 	limit                      int
 }
@@ -72,6 +189,8 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.Var(&pf.waive, "waive", "lift the hard-deny `CLASS`: process-access, secrets, trust-handoff or service-manager (repeatable)")
 	fs.Var(&pf.seatbelt, "seatbelt", "add a raw Seatbelt `RULE`, e.g. '(allow sysctl-read (sysctl-name \"kern.ostype\"))' (repeatable)")
 	fs.Var(&pf.acceptGaps, "accept-gap", "Linux: leave the gap `NAME` unenforced instead of refusing the policy, e.g. trust-handoff-inside-writable-tree (repeatable; docs/linux-backend.md lists them)")
+	fs.Var(&pf.acceptLinks, "accept-link", "accept policy paths and grants that resolve through the symbolic link at `PATH`, which a refusal names (repeatable): a link inside a granted tree leading out of it is what a link a caged run planted looks like")
+	fs.StringVar(&pf.home, "home", "", "protect `DIR` as the home directory the hard-deny classes guard (default: the user's home directory)")
 	fs.StringVar(&pf.policyFile, "policy", "", "read the policy from the JSON `FILE` (format: docs/policy.md) instead of rule flags")
 	fs.IntVar(&pf.limit, "limit", seatbelt.DefaultLimit, "refuse profiles with more than `N` rules")
 }
@@ -88,17 +207,33 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 				return profile.Policy{}, usagef("--policy and --%s: give the policy either as a file or as flags", name)
 			}
 		}
-		return readPolicy(pf.policyFile)
+		name := pf.policyFile
+		if name == "~" || strings.HasPrefix(name, "~/") {
+			abs, _, err := resolvePath("--policy", name)
+			if err != nil {
+				return profile.Policy{}, err
+			}
+			name = abs
+		}
+		return readPolicy(name)
 	}
 	var opts []profile.Option
-	for _, p := range pf.read {
-		opts = append(opts, flagged("--read "+shellQuote(p), profile.Read(p)))
-	}
-	for _, p := range pf.write {
-		opts = append(opts, flagged("--write "+shellQuote(p), profile.ReadWrite(p)))
-	}
-	for _, p := range pf.exec {
-		opts = append(opts, flagged("--exec "+shellQuote(p), profile.Exec(p)))
+	for _, f := range []struct {
+		flag  string
+		paths []string
+		opt   func(string) profile.Option
+	}{
+		{"--read", pf.read, profile.Read},
+		{"--write", pf.write, profile.ReadWrite},
+		{"--exec", pf.exec, profile.Exec},
+	} {
+		for _, p := range f.paths {
+			abs, where, err := resolvePath(f.flag, p)
+			if err != nil {
+				return profile.Policy{}, err
+			}
+			opts = append(opts, flagged(where, f.opt(abs)))
+		}
 	}
 	mode, err := parseMode(pf.network)
 	if err != nil {
@@ -124,6 +259,9 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 		}
 		ports = append(ports, n)
 	}
+	if mode == profile.NetworkLoopback && len(ports) == 0 {
+		return profile.Policy{}, badValuef("--network loopback: name each localhost port it may use with --port N (or allow every port: --port any)")
+	}
 	where := "--network " + pf.network
 	if len(ports) > 0 {
 		where += " --port " + strings.Join(pf.ports, " --port ")
@@ -133,7 +271,11 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 		opts = append(opts, flagged("--listen-any", profile.ListenAnyInterface()))
 	}
 	for _, p := range pf.sockets {
-		opts = append(opts, flagged("--unix-socket "+shellQuote(p), profile.UnixSocket(p)))
+		abs, where, err := resolvePath("--unix-socket", p)
+		if err != nil {
+			return profile.Policy{}, err
+		}
+		opts = append(opts, flagged(where, profile.UnixSocket(abs)))
 	}
 	for _, m := range pf.mach {
 		opts = append(opts, flagged(fmt.Sprintf("--mach %q", m), profile.MachLookup(m)))
@@ -264,11 +406,15 @@ func (fs *flagSet) parse(args []string) error {
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usagef("flag --%s needs a value", name)
 	}
-	// invalid value "x" for flag -limit: parse error
+	// invalid value "x" for flag -limit: parse error; a flag.Value's own
+	// reason is kept.
 	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
 		if val, name, ok := strings.Cut(rest, " for flag -"); ok {
-			name, _, _ = strings.Cut(name, ":")
-			return usagef("--%s %s: not a valid value", name, val)
+			name, reason, _ := strings.Cut(name, ": ")
+			if reason == "" || reason == "parse error" || reason == "value out of range" {
+				reason = "not a valid value"
+			}
+			return usagef("--%s %s: %s", name, val, reason)
 		}
 	}
 	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {

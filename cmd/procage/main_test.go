@@ -117,8 +117,8 @@ func TestBackend(t *testing.T) {
 		}
 	}
 	code, out, errs = runCLI(t, "plan", "--backend", "bsd")
-	if want := "procage plan: --backend \"bsd\": want macos or linux\n"; code != 2 || out != "" || errs != want {
-		t.Errorf("--backend bsd: exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errs, want)
+	if want := "procage plan: --backend \"bsd\": want macos or linux\n"; code != exitFailure || out != "" || errs != want {
+		t.Errorf("--backend bsd: exit %d, stdout %q, stderr %q; want 125, nothing, %q", code, out, errs, want)
 	}
 	// The Linux plan (Landlock and seccomp) from any OS, and by default on
 	// Linux; explain models Seatbelt only.
@@ -133,8 +133,8 @@ func TestBackend(t *testing.T) {
 		}
 	}
 	code, out, errs = runCLI(t, "explain", "--backend", "linux", "file-read-data", "/usr/x")
-	if want := "procage explain: --backend linux: explain models Seatbelt only; use --backend macos\n"; code != 2 || out != "" || errs != want {
-		t.Errorf("explain --backend linux: exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errs, want)
+	if want := "procage explain: --backend linux: explain models Seatbelt only; use --backend macos\n"; code != exitFailure || out != "" || errs != want {
+		t.Errorf("explain --backend linux: exit %d, stdout %q, stderr %q; want 125, nothing, %q", code, out, errs, want)
 	}
 }
 
@@ -150,7 +150,7 @@ func TestPlanPolicyFile(t *testing.T) {
 	}
 }
 
-// TestBadInput: bad input is exit 2, one line on stderr naming the user's
+// TestBadInput: bad input is exit 125, one line on stderr naming the user's
 // input without package prefixes, and nothing on stdout.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
@@ -162,20 +162,24 @@ func TestBadInput(t *testing.T) {
 	os.WriteFile(rel, []byte("{\n  \"version\": 1,\n  \"base\": \"v1\",\n  \"fs\": [{\"access\": [\"read\"], \"subpath\": \"usr\"}]\n}\n"), 0o644)
 	arr := filepath.Join(dir, "arr.json")
 	os.WriteFile(arr, []byte(`[]`), 0o644)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	port0 := filepath.Join(dir, "port0.json")
 	os.WriteFile(port0, []byte(`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[80,0]}}`), 0o644)
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"plan", "--read", "usr"}, `procage plan: --read usr: path is not absolute`},
-		{[]string{"plan", "--read", "my docs"}, `procage plan: --read 'my docs': path is not absolute`},
-		{[]string{"plan", "--exec", "it's"}, `procage plan: --exec 'it'\''s': path is not absolute`},
+		{[]string{"plan", "--read", "my docs/../x"}, `procage plan: --read 'my docs/../x' (` + wd + `/my docs/../x): path is not normalised`},
+		{[]string{"plan", "--exec", "/it's/../x"}, `procage plan: --exec '/it'\''s/../x': path is not normalised`},
+		{[]string{"plan", "--read", "/a\nb/../c"}, `procage plan: --read $'/a\x0ab/../c': path is not normalised`},
 		{[]string{"plan", "--write", "/a/../b"}, `procage plan: --write /a/../b: path is not normalised`},
 		{[]string{"plan", "--network", "wifi"}, `procage plan: --network "wifi": want off, loopback or on`},
 		{[]string{"plan", "--network", "loopback", "--port", "70000"}, "procage plan: --network loopback --port 70000: port must be 1..65535"},
 		{[]string{"plan", "--network", "off", "--port", "80"}, "procage plan: --network off --port 80: ports apply to loopback and on modes only"},
-		{[]string{"plan", "--network", "loopback"}, "procage plan: --network loopback: loopback mode names its ports"},
+		{[]string{"plan", "--network", "loopback"}, "procage plan: --network loopback: name each localhost port it may use with --port N (or allow every port: --port any)"},
 		{[]string{"plan", "--network", "loopback", "--listen-any", "--port", "80"}, "procage plan: --listen-any: "},
 		{[]string{"plan", "--port", "x"}, `procage plan: --port "x": not a number or any`},
 		{[]string{"plan", "--network", "loopback", "--port", "0"}, `procage plan: --port 0: not a port; use --port any for every port`},
@@ -194,13 +198,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"explain", "frob", "/x"}, `procage explain: "frob": not a concrete Seatbelt operation`},
 		{[]string{"explain", "file-read-data", "x"}, `procage explain: file-read-data "x": want an absolute path`},
 		{[]string{"explain", "network-outbound", "example.com:80"}, `host must be an IP address or localhost`},
-		{[]string{"run", "--grant", "relative", "--", "/bin/true"}, `procage run: --grant "relative": path is not absolute`},
-		{[]string{"run", "--grant-rw", "relative", "--", "/bin/true"}, `procage run: --grant-rw "relative": path is not absolute`},
+		{[]string{"run", "--grant", "~bob/x", "--", "/bin/true"}, `procage run: --grant '~bob/x': only a leading ~ or ~/ is expanded (to $HOME); give the path in full`},
+		{[]string{"run", "--grant-rw", "/a/../b", "--", "/bin/true"}, `procage run: --grant-rw /a/../b: path is not normalised`},
 	}
 	for _, tt := range tests {
 		code, out, errs := runCLI(t, tt.args...)
-		if code != 2 || out != "" {
-			t.Errorf("%v: exit %d, stdout %q; want 2 and nothing", tt.args, code, out)
+		if code != exitFailure || out != "" {
+			t.Errorf("%v: exit %d, stdout %q; want 125 and nothing", tt.args, code, out)
 		}
 		if !strings.Contains(errs, tt.want) {
 			t.Errorf("%v: stderr %q, want it to mention %q", tt.args, errs, tt.want)
@@ -217,7 +221,7 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestUsageErrors: a malformed command line is one line on stderr plus a
-// pointer to --help, exit 2, nothing on stdout (so 'procage plan --bogus >
+// pointer to --help, exit 125, nothing on stdout (so 'procage plan --bogus >
 // profile.sb' writes no usage into the file).
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
@@ -238,8 +242,8 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		code, out, errs := runCLI(t, tt.args...)
-		if code != 2 || out != "" || errs != tt.want {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2, nothing, %q", tt.args, code, out, errs, tt.want)
+		if code != exitFailure || out != "" || errs != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 125, nothing, %q", tt.args, code, out, errs, tt.want)
 		}
 	}
 }
@@ -344,9 +348,9 @@ func TestExplain(t *testing.T) {
 		{[]string{"sysctl-read", "kern.procargs2"}, 1, "(hard-deny)"},
 		{[]string{"--exec-target-only", "process-exec", "/bin/ls"}, 1, "(exec-target-only)"},
 		{[]string{"--read", "/tmp/x", "file-read-data", "/tmp/x/y"}, 0, "; /tmp/x/y is /private/tmp/x/y to the kernel\nallowed by rule"},
-		{[]string{"frob", "/x"}, 2, "not a concrete Seatbelt operation"},
-		{[]string{"file-read-data"}, 2, ""},
-		{[]string{}, 2, "want OPERATION and ARGUMENT"},
+		{[]string{"frob", "/x"}, 125, "not a concrete Seatbelt operation"},
+		{[]string{"file-read-data"}, 125, ""},
+		{[]string{}, 125, "want OPERATION and ARGUMENT"},
 	}
 	for _, tt := range tests {
 		code, out, errs := runCLI(t, append([]string{"explain", "--backend", "macos"}, tt.args...)...)

@@ -33,7 +33,22 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 		gaps = append(gaps, g)
 	}
 	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit), cage.AcceptGaps(gaps...)}, opts...)
+	for _, l := range pf.acceptLinks {
+		abs, err := absFlag("--accept-link", l)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, cage.AcceptLink(kernelLink(b, abs)))
+	}
 	opts = append(opts, b.opts...)
+	if pf.home != "" {
+		// After the backend's options: the simulated Mac names its own.
+		abs, err := absFlag("--home", pf.home)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, cage.WithHome(abs))
+	}
 	c, err := cage.New(p, opts...)
 	if errors.Is(err, cage.ErrTooManyRules) && set["limit"] {
 		return nil, &inputError{where: fmt.Sprintf("--limit %d", pf.limit), err: err}
@@ -43,6 +58,20 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 	}
 	warn(c, b, fs.Name(), stderr)
 	return c, nil
+}
+
+// kernelLink is the kernel spelling of the symbolic link at p, which
+// cage.AcceptLink matches: p's directory resolved, its last element kept
+// (resolving that would follow the link itself).
+func kernelLink(b *backend, p string) string {
+	if b.resolver == nil || p == "/" || !strings.HasPrefix(p, "/") {
+		return p
+	}
+	res, err := b.resolver.Resolve(path.Dir(p))
+	if err != nil {
+		return p
+	}
+	return path.Join(res.Path, path.Base(p))
 }
 
 // warn prints one line for each policy rule the hard-deny classes override

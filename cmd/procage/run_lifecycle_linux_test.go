@@ -94,6 +94,8 @@ func groupMembers(t *testing.T, pgid int) []int {
 // ssh connection dropped) and SIGQUIT to procage run end the run's whole
 // process tree, as SIGINT and SIGTERM do, before procage exits; without
 // this procage died and the run, in its own session, kept running.
+// procage exits 128 plus the signal's number, as a shell reports a command
+// the signal killed (130 for SIGINT, 143 for SIGTERM).
 func TestRunLinuxSignalEndsRun(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -142,8 +144,9 @@ func TestRunLinuxSignalEndsRun(t *testing.T) {
 			if len(left) > 0 {
 				t.Errorf("after %v to procage, processes %v of the run (group %d; shell %d, sleep %d) are still alive", sig, left, shell, shell, sleep)
 			}
-			if st := cmd.ProcessState; st == nil || st.ExitCode() != 1 || !strings.Contains(errb.String(), "signal received") {
-				t.Errorf("procage after %v: %v, stderr %q; want exit status 1 naming the signal", sig, st, short(errb.String()))
+			want := fmt.Sprintf("procage run: %s (signal %d) received: the run was ended\n", signalNames[sig], sig)
+			if st := cmd.ProcessState; st == nil || st.ExitCode() != 128+int(sig) || errb.String() != want {
+				t.Errorf("procage after %v: %v, stderr %q; want exit status %d, %q", sig, st, short(errb.String()), 128+int(sig), want)
 			}
 		})
 	}
@@ -155,4 +158,26 @@ func short(s string) string {
 		return s[:300] + "..."
 	}
 	return s
+}
+
+// TestRunLinuxTimeoutEndsRun (issue 24): --timeout ends the run's whole
+// process tree, as a signal to procage does, and procage exits 124 as
+// timeout(1) does, naming the timeout.
+func TestRunLinuxTimeoutEndsRun(t *testing.T) {
+	start := time.Now()
+	code, out, errs := runCLI(t, "run", "--fork", "--timeout", "500ms", "--", "/bin/sh", "-c", `sleep 600 & echo $$ $!; wait`)
+	var shell, sleep int
+	if _, err := fmt.Sscan(out, &shell, &sleep); err != nil {
+		t.Fatalf("the run said %q (%v); stderr %q", out, err, errs)
+	}
+	t.Cleanup(func() { syscall.Kill(-shell, syscall.SIGKILL) })
+	if want := "procage run: timed out after 500ms (--timeout): the run was ended\n"; code != exitTimedOut || errs != want {
+		t.Errorf("exit %d, stderr %q; want 124, %q", code, errs, want)
+	}
+	if d := time.Since(start); d < 500*time.Millisecond || d > 20*time.Second {
+		t.Errorf("the run took %v with --timeout 500ms", d)
+	}
+	if left := groupMembers(t, shell); len(left) > 0 {
+		t.Errorf("after --timeout, processes %v of the run (group %d; sleep %d) are still alive", left, shell, sleep)
+	}
 }

@@ -58,8 +58,8 @@ func TestRunLinuxAcceptGap(t *testing.T) {
 		t.Errorf("plan with the gap accepted: exit %d, stderr %q; want the accepted gap in the plan:\n%s", code, errs, out)
 	}
 	code, out, errs = runCLI(t, "plan", "--backend", "linux", "--accept-gap", "no-such-gap")
-	if code != 2 || out != "" || !strings.Contains(errs, "no-such-gap") {
-		t.Errorf("an unknown gap: exit %d, stdout %q, stderr %q; want exit 2 naming it", code, out, errs)
+	if code != exitFailure || out != "" || !strings.Contains(errs, "no-such-gap") {
+		t.Errorf("an unknown gap: exit %d, stdout %q, stderr %q; want exit 125 naming it", code, out, errs)
 	}
 }
 

@@ -38,8 +38,8 @@ func TestRunMakeExampleLinux(t *testing.T) {
 	// Without the waiver the policy is refused by name and make never runs.
 	os.Remove(filepath.Join(dir, "made.txt"))
 	code, out, errs = runCLI(t, "run", "--write", dir, "--fork", "--", "/usr/bin/make", "test")
-	if code != 2 || out != "" || !strings.Contains(errs, "trust-handoff") || strings.Count(errs, "\n") != 1 {
-		t.Errorf("without --waive trust-handoff: exit %d, stdout %q, stderr %q; want 2 and one line naming the gap", code, out, errs)
+	if code != exitFailure || out != "" || !strings.Contains(errs, "trust-handoff") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("without --waive trust-handoff: exit %d, stdout %q, stderr %q; want 125 and one line naming the gap", code, out, errs)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "made.txt")); !os.IsNotExist(err) {
 		t.Errorf("make ran under a refused policy (stat: %v)", err)
