@@ -3,39 +3,12 @@ package linux
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/procage-go/procage/internal/golden"
 	"github.com/procage-go/procage/profile"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ instead of comparing")
-
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./profile/linux -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended run go test ./profile/linux -update:\n%s", path, diff)
-	}
-}
 
 // TestGoldenPlan pins whole Linux plans for typical policies. Rewrite with
 // go test ./profile/linux -update after an intended change, and read the
@@ -112,7 +85,7 @@ func TestGoldenPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, tc.name, pl.String())
+			golden.Check(t, tc.name, pl.String())
 			if tc.json {
 				b, err := json.Marshal(pl)
 				if err != nil {
@@ -123,7 +96,7 @@ func TestGoldenPlan(t *testing.T) {
 					t.Fatal(err)
 				}
 				out.WriteByte('\n')
-				checkGolden(t, tc.name[:len(tc.name)-len(filepath.Ext(tc.name))]+".json", out.String())
+				golden.Check(t, tc.name[:len(tc.name)-len(filepath.Ext(tc.name))]+".json", out.String())
 			}
 		})
 	}
