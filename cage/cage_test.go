@@ -565,6 +565,7 @@ func TestBackendChoice(t *testing.T) {
 		c, err := cage.New(mustPolicy(t), cage.WithBackend(b), cage.WithHome("/home/me"),
 			cage.WithSandboxCheck(func() (bool, error) { return false, nil }))
 		if err != nil {
+			skipIfTooOld(t, err) // on Linux, BackendLinux is the host's: New enforces
 			t.Fatalf("New for %v: %v", b, err)
 		}
 		if c.Backend() != b {

@@ -180,14 +180,14 @@ func TestEnforceHandles(t *testing.T) {
 // for a link to a secret one after the open grants the moved directory,
 // not the secret.
 func TestEnforceHeldRulesBindInodes(t *testing.T) {
-	needABI(t, 6)
+	pl := lower(t, profile.Fork())
+	needPlan(t, pl)
 	dir := linkTree(t)
 	secretDir := t.TempDir()
 	secret := filepath.Join(secretDir, "secret")
 	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pl := lower(t, profile.Fork())
 	d := filepath.Join(dir, "d")
 	held := hold(t, append(pl.Rules, linux.PathRule{Path: d, Access: fsRead, Layer: linux.LayerPolicy}))
 	if err := os.Rename(d, d+".old"); err != nil {
