@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/bpf"
+
 	"github.com/procage-go/procage/profile"
 )
 
@@ -235,6 +237,14 @@ func TestDecideSyscallMatchesFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			insts, ok := bpf.Disassemble(prog)
+			if !ok {
+				t.Fatal("filter does not disassemble")
+			}
+			vm, err := bpf.NewVM(insts)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var vals []uint32
 			for _, r := range pl.Seccomp {
 				for _, c := range r.Conds {
@@ -267,7 +277,11 @@ func TestDecideSyscallMatchesFilter(t *testing.T) {
 					if !d.Allowed {
 						want = retErrno | uint32(d.Errno)
 					}
-					if got := runFilter(t, prog, seccompData(arch.AuditArch, nr, args[:]...)); got != want {
+					got, err := vm.Run(seccompData(arch.AuditArch, nr, args[:]...))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if uint32(got) != want {
 						t.Fatalf("plan %d %s %s%v: filter %#x, Decide %s", i, arch.Name, r.Syscall, args, got, d)
 					}
 				}
