@@ -424,3 +424,13 @@ func TestRunTargetStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainHelp: explain --help documents --profile and the Linux words.
+func TestExplainHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "explain", "--help")
+	for _, want := range []string{"-profile FILE", "explain --profile FILE [--param NAME=VALUE]", "connect PORT|HOST:PORT|PATH", "SYSCALL [ARG,ARG...]", "--accept-gap NAME", "1 denied"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain --help: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+}
