@@ -3,6 +3,7 @@ package cage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -745,5 +746,26 @@ func TestXDGConfigHomeProtected(t *testing.T) {
 	}
 	if strings.Contains(c.Plan(), "relative") {
 		t.Error("a relative XDG_CONFIG_HOME reached the plan")
+	}
+}
+
+// TestPolicyErrorText: one "cage: " prefix, whatever the detail says, and a
+// PolicyError without detail still reads (it used to panic).
+func TestPolicyErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  *cage.PolicyError
+		want string
+	}{
+		{&cage.PolicyError{Kind: cage.ErrGap}, cage.ErrGap.Error()},
+		{&cage.PolicyError{Kind: cage.ErrSuspectLink, Err: &pathresolve.LinkError{Path: "/p/x", Link: "/p/x", Resolved: "/p"}}, "cage: "},
+		{&cage.PolicyError{Kind: cage.ErrPathChanged, Err: fmt.Errorf("cage: /x: %w", cage.ErrPathChanged)}, "cage: /x: " + cage.ErrPathChanged.Error()},
+	} {
+		got := tc.err.Error()
+		if !strings.HasPrefix(got, tc.want) || strings.Count(got, "cage: ") != 1 || strings.Contains(got, "pathresolve: ") {
+			t.Errorf("%#v.Error() = %q, want it to start %q with one package prefix", tc.err, got, tc.want)
+		}
+		if !errors.Is(tc.err, tc.err.Kind) {
+			t.Errorf("errors.Is(%q, its Kind) = false", got)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package linuxsandbox
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/linux"
 )
@@ -17,7 +19,7 @@ import (
 func needABI(t *testing.T, n int) {
 	t.Helper()
 	if KernelABI() < n {
-		t.Skipf("Landlock ABI %d here, the test needs %d", KernelABI(), n)
+		testenv.Skip(t, testenv.ReasonLandlockABI, fmt.Sprintf("Landlock ABI %d here, the test needs %d", KernelABI(), n))
 	}
 }
 
@@ -100,7 +102,7 @@ func lower(t *testing.T, opts ...profile.Option) *linux.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := linux.Lower(pol, linux.Env{ABI: KernelABI(), Home: "/nonexistent-home"})
+	pl, err := linux.Lower(pol, linux.Env{Env: profile.Env{Home: "/nonexistent-home"}, ABI: KernelABI()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	pl, err := linux.Lower(policy, linux.Env{Home: "/home/me"})
+//	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
 //	if err != nil {
 //		return err // a *profile.GapError names each part Linux cannot enforce
 //	}
@@ -52,7 +52,8 @@
 //     Seatbelt rules and exec-target-only are gaps ([profile.Gap]): refused
 //     unless accepted, and then not enforced.
 //   - Landlock does not restrict stat, chmod, chown, utime, setxattr or
-//     flock; UDP is not controlled before ABI 10. Seccomp refuses mode,
+//     flock; UDP is uncontrolled with the network on (seccomp refuses UDP
+//     sockets with the network off or loopback-only). Seccomp refuses mode,
 //     owner and xattr changes only for a root caller ([Env].Root).
 //   - Rights of Landlock ABIs newer than [MaxABI] are not handled.
 //   - The seccomp filter knows the amd64 and arm64 system call tables only,

@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pl, err := linux.Lower(policy, linux.Env{Home: "/home/me", Accept: []profile.Gap{profile.GapLoopback}})
+	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}, Accept: []profile.Gap{profile.GapLoopback}})
 	if err != nil {
 		log.Fatal(err) // a *profile.GapError names each part Linux cannot enforce
 	}
@@ -46,7 +46,7 @@ func ExampleLower_gap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = linux.Lower(policy, linux.Env{Home: "/home/me"})
+	_, err = linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
 	if ge, ok := errors.AsType[*profile.GapError](err); ok {
 		for _, p := range ge.Parts {
 			fmt.Println(p.Gap, p.Path)
