@@ -35,7 +35,7 @@ func TestDecideFS(t *testing.T) {
 	ssh := mustPlan(t, []profile.Option{profile.Read("/home/u/.ssh")})
 	home := mustPlan(t, []profile.Option{profile.Read("/home/u")}, profile.GapSecrets)
 	git := mustPlan(t, []profile.Option{profile.ReadWrite("/work")}, profile.GapTrustHandoff)
-	abi2, err := Lower(mustPolicy(t), Env{Home: "/home/u", ABI: 2})
+	abi2, err := Lower(mustPolicy(t), Env{Env: profile.Env{Home: "/home/u"}, ABI: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestDecideSyscallMatchesFilter(t *testing.T) {
 		mustPlan(t, []profile.Option{profile.UnixSocket("/run/x.sock")}, profile.GapUnixSocketPath),
 		mustPlan(t, []profile.Option{profile.Waive(profile.ProcessAccess)}),
 	}
-	rootPlan, err := Lower(mustPolicy(t), Env{Home: "/home/u", Root: true})
+	rootPlan, err := Lower(mustPolicy(t), Env{Env: profile.Env{Home: "/home/u"}, Root: true})
 	if err != nil {
 		t.Fatal(err)
 	}

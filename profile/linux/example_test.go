@@ -63,7 +63,7 @@ func ExamplePlan_Decide() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pl, err := linux.Lower(policy, linux.Env{Home: "/home/me"})
+	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
 	if err != nil {
 		log.Fatal(err)
 	}
