@@ -424,13 +424,22 @@ func TestMarkerVerdict(t *testing.T) {
 }
 
 func TestProbeResultString(t *testing.T) {
-	ok := cage.ProbeResult{OSBuild: "macOS 25A1"}
-	if ok.Err() != nil || ok.String() != "macOS 25A1: apply ok; run search ok" {
+	ok := cage.ProbeResult{OSBuild: "macOS 25A1", Sandbox: cage.SandboxSeatbelt}
+	if ok.Err() != nil || ok.String() != "macOS 25A1: Seatbelt apply ok; run-marker query ok" {
 		t.Errorf("String() = %q, Err() = %v", ok.String(), ok.Err())
 	}
-	bad := cage.ProbeResult{OSBuild: "macOS 25A1", RunSearch: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
-	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run search FAILED") {
+	bad := cage.ProbeResult{OSBuild: "macOS 25A1", Sandbox: cage.SandboxSeatbelt, RunSearch: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
+	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run-marker query FAILED") {
 		t.Errorf("String() = %q, Err() = %v", bad.String(), bad.Err())
+	}
+	// Linux finds a run's processes as its process group: nothing to query,
+	// so nothing said about it.
+	linux := cage.ProbeResult{OSBuild: "Linux 6.18.1", Sandbox: cage.SandboxLinux}
+	if s := linux.String(); s != "Linux 6.18.1: Landlock+seccomp apply ok" {
+		t.Errorf("String() = %q", s)
+	}
+	if s := cage.Probe().Sandbox; runtime.GOOS == "linux" && s != cage.SandboxLinux || runtime.GOOS == "darwin" && s != cage.SandboxSeatbelt {
+		t.Errorf("Probe().Sandbox = %q on %s", s, runtime.GOOS)
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 // name it does not know.
 func osHelper(name string) (code int, ok bool) {
 	switch name {
+	case "access":
+		return accessHelper(), true
 	case "orphan":
 		// Start a caged sleep, print its pid, and wait to be killed.
 		pol, err := profile.New(profile.BaseV1)
