@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/procage-go/procage/preset"
@@ -64,4 +65,16 @@ func notePresets(w io.Writer, cmd string, presets []preset.Preset, home string) 
 			fmt.Fprintf(w, "procage %s: preset %s: private %s in the run's TMPDIR\n", cmd, p, c.Env)
 		}
 	}
+}
+
+// dropCaches removes the presets' cache variables from env, so that an
+// explicit environment (--env) does not keep the caller's caches out of
+// the run (cage.WithPresets keeps a variable Cmd.Env names).
+func dropCaches(env []string, presets []preset.Preset) []string {
+	for _, p := range presets {
+		for _, c := range p.Caches() {
+			env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, c.Env+"=") })
+		}
+	}
+	return env
 }

@@ -28,6 +28,14 @@ func TestRunPreset(t *testing.T) {
 		t.Errorf("the run's TMPDIR %s is still there (err %v)", lines[0], err)
 	}
 
+	// With --env the environment is explicit: the caller's GOCACHE still
+	// gives way to the private one.
+	t.Setenv("GOCACHE", "/caller/cache")
+	code, out, errs = runCLI(t, "run", "--preset", "go", "--env", "A=1", "--", "/bin/sh", "-c", `echo "$GOCACHE"`)
+	if got := strings.TrimSpace(out); code != 0 || !strings.HasPrefix(got, filepath.Join(filepath.Dir(lines[0]), "procage-run-")) || !strings.HasSuffix(got, "/go-build") {
+		t.Errorf("run --preset go --env: exit %d, GOCACHE %q, stderr %q; want the run's private one", code, got, errs)
+	}
+
 	home := t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, ".gitconfig"), nil, 0o644); err != nil {
 		t.Fatal(err)
