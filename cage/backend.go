@@ -114,6 +114,9 @@ type spawnSpec struct {
 	// shuffle leaves alone (forkexec.KeptAbove): a descriptor a call
 	// names after it must be at least this.
 	keptFD int
+	// tempExec: the run may execute what it builds in temp (WithPresets
+	// with preset.Preset.RunsBuilt; Linux only).
+	tempExec bool
 }
 
 // childSpec is a backend's part of one spawn.

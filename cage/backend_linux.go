@@ -159,6 +159,14 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
 			return nil, err
 		}
+		if s.tempExec {
+			// go test and cargo test run the binaries they build there.
+			for i := range rules {
+				if rules[i].Layer == linux.LayerTemp {
+					rules[i].Access |= linux.FSExecute & b.plan.HandledFS
+				}
+			}
+		}
 		own := slices.DeleteFunc(slices.Clone(rules), func(r linux.PathRule) bool {
 			return r.Layer == linux.LayerBase || r.Layer == linux.LayerPolicy
 		})

@@ -71,6 +71,10 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	if policy.Base() == 0 {
 		return nil, errors.New("cage: zero profile.Policy")
 	}
+	policy, err := cfg.withPresets(policy)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case cfg.backend != 0:
 	case cfg.compiler != nil:

@@ -41,6 +41,11 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		r.tempDir = dir
 		grants = append(grants, g)
 		extraEnv = append(extraEnv, "TMPDIR="+dir)
+		caches, err := c.cfg.makeCaches(dir)
+		if err != nil {
+			return err
+		}
+		extraEnv = append(extraEnv, caches...)
 	}
 	env, err := cmd.environ(extraEnv...)
 	if err != nil {
@@ -58,7 +63,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	for i, f := range files {
 		fds[i] = f.Fd()
 	}
-	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty,
+	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, tempExec: c.cfg.tempExec(), marker: r.marker, tty: c.cfg.tty,
 		keptFD: forkexec.KeptAbove(fds)})
 	if err != nil {
 		return err

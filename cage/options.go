@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/preset"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -61,6 +62,8 @@ type config struct {
 	backend     Backend       // 0 until New picks the host's
 	links       []string      // accepted links, kernel spelling
 	accept      []profile.Gap // Linux gaps the caller accepts (AcceptGaps)
+
+	presets []preset.Preset // WithPresets, in order
 
 	// Test hooks (export_test.go); nil means the platform's own.
 	compiler  compiler

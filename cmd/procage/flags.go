@@ -166,6 +166,7 @@ type policyFlags struct {
 	mach, waive, seatbelt      listFlag
 	ports, acceptGaps          listFlag
 	acceptLinks                pathListFlag
+	presets                    presetFlag
 	network, policyFile, home  string
 	fork, execOnly, listenAny  bool
 	limit                      int
@@ -190,6 +191,7 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.Var(&pf.seatbelt, "seatbelt", "add a raw Seatbelt `RULE`, e.g. '(allow sysctl-read (sysctl-name \"kern.ostype\"))' (repeatable)")
 	fs.Var(&pf.acceptGaps, "accept-gap", "Linux: leave the gap `NAME` unenforced instead of refusing the policy, e.g. trust-handoff-inside-writable-tree (repeatable; docs/linux-backend.md lists them)")
 	fs.Var(&pf.acceptLinks, "accept-link", "accept policy paths and grants that resolve through the symbolic link at `PATH`, which a refusal names (repeatable): a link inside a granted tree leading out of it is what a link a caged run planted looks like")
+	fs.Var(&pf.presets, "preset", presetUsage())
 	fs.StringVar(&pf.home, "home", "", "protect `DIR` as the home directory the hard-deny classes guard (default: the user's home directory)")
 	fs.StringVar(&pf.policyFile, "policy", "", "read the policy from the JSON `FILE` (format: docs/policy.md) instead of rule flags")
 	fs.IntVar(&pf.limit, "limit", seatbelt.DefaultLimit, "refuse profiles with more than `N` rules")

@@ -49,6 +49,9 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 		}
 		opts = append(opts, cage.WithHome(abs))
 	}
+	if len(pf.presets) > 0 {
+		opts = append(opts, cage.WithPresets(pf.presets...))
+	}
 	c, err := cage.New(p, opts...)
 	if errors.Is(err, cage.ErrTooManyRules) && set["limit"] {
 		return nil, &inputError{where: fmt.Sprintf("--limit %d", pf.limit), err: err}
@@ -57,6 +60,9 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 		return nil, err
 	}
 	warn(c, b, fs.Name(), stderr)
+	if fs.Name() == "plan" {
+		notePresets(stderr, fs.Name(), pf.presets, c.Home())
+	}
 	return c, nil
 }
 

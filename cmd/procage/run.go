@@ -106,7 +106,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 		return code, err
 	}
 	if len(envs) > 0 {
-		cmd.Env = setEnv(cmd.Environ(), envs, *privateTmp)
+		cmd.Env = setEnv(dropCaches(cmd.Environ(), pf.presets), envs, *privateTmp || len(pf.presets) > 0)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	cmd.Grants = cageGrants
