@@ -3,6 +3,7 @@ package cage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -423,13 +424,22 @@ func TestMarkerVerdict(t *testing.T) {
 }
 
 func TestProbeResultString(t *testing.T) {
-	ok := cage.ProbeResult{OSBuild: "macOS 25A1"}
-	if ok.Err() != nil || ok.String() != "macOS 25A1: apply ok; run search ok" {
+	ok := cage.ProbeResult{OSBuild: "macOS 25A1", Sandbox: cage.SandboxSeatbelt}
+	if ok.Err() != nil || ok.String() != "macOS 25A1: Seatbelt apply ok; run-marker query ok" {
 		t.Errorf("String() = %q, Err() = %v", ok.String(), ok.Err())
 	}
-	bad := cage.ProbeResult{OSBuild: "macOS 25A1", RunSearch: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
-	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run search FAILED") {
+	bad := cage.ProbeResult{OSBuild: "macOS 25A1", Sandbox: cage.SandboxSeatbelt, RunSearch: &cage.UnsupportedError{OSBuild: "macOS 25A1", What: "x"}}
+	if !errors.Is(bad.Err(), errors.ErrUnsupported) || !strings.Contains(bad.String(), "run-marker query FAILED") {
 		t.Errorf("String() = %q, Err() = %v", bad.String(), bad.Err())
+	}
+	// Linux finds a run's processes as its process group: nothing to query,
+	// so nothing said about it.
+	linux := cage.ProbeResult{OSBuild: "Linux 6.18.1", Sandbox: cage.SandboxLinux}
+	if s := linux.String(); s != "Linux 6.18.1: Landlock+seccomp apply ok" {
+		t.Errorf("String() = %q", s)
+	}
+	if s := cage.Probe().Sandbox; runtime.GOOS == "linux" && s != cage.SandboxLinux || runtime.GOOS == "darwin" && s != cage.SandboxSeatbelt {
+		t.Errorf("Probe().Sandbox = %q on %s", s, runtime.GOOS)
 	}
 }
 
@@ -564,6 +574,7 @@ func TestBackendChoice(t *testing.T) {
 		c, err := cage.New(mustPolicy(t), cage.WithBackend(b), cage.WithHome("/home/me"),
 			cage.WithSandboxCheck(func() (bool, error) { return false, nil }))
 		if err != nil {
+			skipIfTooOld(t, err) // on Linux, BackendLinux is the host's: New enforces
 			t.Fatalf("New for %v: %v", b, err)
 		}
 		if c.Backend() != b {
@@ -736,5 +747,26 @@ func TestXDGConfigHomeProtected(t *testing.T) {
 	}
 	if strings.Contains(c.Plan(), "relative") {
 		t.Error("a relative XDG_CONFIG_HOME reached the plan")
+	}
+}
+
+// TestPolicyErrorText: one "cage: " prefix, whatever the detail says, and a
+// PolicyError without detail still reads (it used to panic).
+func TestPolicyErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  *cage.PolicyError
+		want string
+	}{
+		{&cage.PolicyError{Kind: cage.ErrGap}, cage.ErrGap.Error()},
+		{&cage.PolicyError{Kind: cage.ErrSuspectLink, Err: &pathresolve.LinkError{Path: "/p/x", Link: "/p/x", Resolved: "/p"}}, "cage: "},
+		{&cage.PolicyError{Kind: cage.ErrPathChanged, Err: fmt.Errorf("cage: /x: %w", cage.ErrPathChanged)}, "cage: /x: " + cage.ErrPathChanged.Error()},
+	} {
+		got := tc.err.Error()
+		if !strings.HasPrefix(got, tc.want) || strings.Count(got, "cage: ") != 1 || strings.Contains(got, "pathresolve: ") {
+			t.Errorf("%#v.Error() = %q, want it to start %q with one package prefix", tc.err, got, tc.want)
+		}
+		if !errors.Is(tc.err, tc.err.Kind) {
+			t.Errorf("errors.Is(%q, its Kind) = false", got)
+		}
 	}
 }

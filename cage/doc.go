@@ -139,7 +139,7 @@
 //
 // # Errors
 //
-// Four types and a few sentinels cover every refusal:
+// Three types and a few sentinels cover every refusal:
 //
 //   - [*PolicyError]: New or Start refuses the policy, an option or a
 //     grant; its Kind ([ErrSuspectLink], [ErrCaseSensitive],

@@ -30,6 +30,7 @@ func TestPackageDocExample(t *testing.T) {
 	}
 	c, err := cage.New(policy, cage.WithHome(t.TempDir()))
 	if err != nil {
+		skipIfTooOld(t, err)
 		t.Fatal(err)
 	}
 	out, err := c.Command(ctx, "/bin/ls", build).Output()

@@ -11,6 +11,7 @@ import (
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // ErrAlreadySandboxed is returned by [New] when the calling process already
@@ -63,11 +64,20 @@ var (
 	// ([PolicyError.Gaps]) and the caller did not accept them
 	// ([AcceptGaps]).
 	ErrGap = errors.New("cage: the Linux backend cannot enforce part of the policy")
+	// ErrLiteralDirectory: a rule for one file (a Literal rule, a file
+	// grant) names a directory, whose file rights on Linux would reach
+	// every file beneath it (Linux).
+	ErrLiteralDirectory = linux.ErrLiteralDirectory
+	// ErrPathChanged: a path changed between its link check and the open
+	// its rule is bound to (Linux): a link was swapped in, so it is
+	// refused rather than followed.
+	ErrPathChanged = linux.ErrPathChanged
 )
 
 // PolicyError reports a policy, option or grant a cage refuses before
 // anything runs. Kind is one of [ErrSuspectLink], [ErrCaseSensitive],
-// [ErrTooManyRules], [ErrProfileRejected] and [ErrGap]; errors.Is(err,
+// [ErrTooManyRules], [ErrProfileRejected], [ErrGap], [ErrLiteralDirectory]
+// and [ErrPathChanged]; errors.Is(err,
 // Kind) holds, and Err, the detail, is reachable with errors.As (for
 // example a *pathresolve.LinkError or a *profile.GapError).
 type PolicyError struct {
@@ -80,10 +90,18 @@ type PolicyError struct {
 }
 
 func (e *PolicyError) Error() string {
-	if e.msg != "" {
+	switch {
+	case e.msg != "":
 		return "cage: " + e.msg
+	case e.Err == nil:
+		return e.Kind.Error()
 	}
-	return "cage: " + e.Err.Error()
+	// The detail's own package prefix would pile up behind cage's.
+	s := e.Err.Error()
+	for _, p := range []string{"cage: ", "pathresolve: "} {
+		s = strings.TrimPrefix(s, p)
+	}
+	return "cage: " + s
 }
 
 // Unwrap returns Kind and Err.
@@ -107,6 +125,11 @@ func policyError(err error) error {
 	}
 	if ge, ok := errors.AsType[*profile.GapError](err); ok {
 		return &PolicyError{Kind: ErrGap, Gaps: ge.Parts, Err: ge}
+	}
+	for _, k := range []error{ErrLiteralDirectory, ErrPathChanged} {
+		if errors.Is(err, k) {
+			return &PolicyError{Kind: k, Err: err}
+		}
 	}
 	return err
 }

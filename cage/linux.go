@@ -26,8 +26,7 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 // be previewed on any OS. A part Linux cannot enforce is a *profile.GapError
 // unless accepted ([AcceptGaps]), returned with the plan, which lists it.
 func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi int) (*linuxPlan, error) {
-	le := linux.Env{Resolved: env.Resolved, Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt,
-		Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
+	le := linux.Env{Env: env, Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
 	pl, err := linux.Lower(policy, le)
 	if err != nil {
 		if _, ok := errors.AsType[*profile.GapError](err); ok {
@@ -45,7 +44,7 @@ func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi
 // accepted gaps (and, in a [PlanOnly] cage, the refused ones). Package profile/linux decides it and documents each part.
 func (c *Cage) LinuxPlan() *linux.Plan {
 	if p, ok := c.planned.(*linuxPlan); ok {
-		return p.plan
+		return p.plan.Clone() // the backend enforces p.plan: a caller's change must not reach it
 	}
 	return nil
 }

@@ -70,7 +70,8 @@ type config struct {
 }
 
 // WithCompileLimit sets the largest number of rules a macOS (Seatbelt)
-// profile may have (default [github.com/procage-go/procage/profile/seatbelt.DefaultLimit], 2,000). More is a
+// profile may have (default 2,000,
+// [github.com/procage-go/procage/profile/seatbelt.DefaultLimit]). More is
 // refused ([ErrTooManyRules]). It has no effect on another backend's plan.
 func WithCompileLimit(n int) Option {
 	return optionFunc(func(c *config) error {
@@ -170,11 +171,11 @@ func WithPrivateTemp() Option {
 }
 
 // AcceptLink accepts policy paths and grants that resolve through the
-// symbolic link at path (its kernel spelling, as a [*PolicyError] of kind [ErrSuspectLink]
-// names it in Path),
-// which [New] and [Cmd.Start] otherwise refuse: a link inside a tree the
-// policy grants that leads out of it, or one that leads to its own
-// ancestor, is what a link planted by a caged child looks like.
+// symbolic link at path (its kernel spelling, as the Path of a
+// [*PolicyError] of kind [ErrSuspectLink] names it), which [New] and
+// [Cmd.Start] otherwise refuse: a link inside a tree the policy grants
+// that leads out of it, or one that leads to its own ancestor, is what a
+// link planted by a caged child looks like.
 func AcceptLink(path string) Option {
 	return optionFunc(func(c *config) error {
 		if err := pathresolve.CheckAbs(path); err != nil {

@@ -14,6 +14,9 @@ type ProbeResult struct {
 	// OSBuild names the host: the macOS build, or "Linux" and the kernel
 	// release.
 	OSBuild string
+	// Sandbox names the host's sandbox: SandboxSeatbelt on macOS,
+	// SandboxLinux on Linux, "" where there is none.
+	Sandbox string
 	// Apply is the in-child apply method: a child under a sandbox that
 	// denies everything must be refused exec of its target (EPERM from
 	// Seatbelt on macOS, EACCES from Landlock on Linux).
@@ -22,6 +25,23 @@ type ProbeResult struct {
 	// run ends: the run-marker query on macOS; on Linux the run's process
 	// group, which seccomp keeps them in, so there is nothing to probe.
 	RunSearch error
+}
+
+// The sandboxes ProbeResult.Sandbox names.
+const (
+	SandboxSeatbelt = "Seatbelt"
+	SandboxLinux    = "Landlock+seccomp"
+)
+
+// hostSandbox is this host's ProbeResult.Sandbox.
+func hostSandbox() string {
+	switch {
+	case !hostHasBackend:
+		return ""
+	case hostBackend == BackendLinux:
+		return SandboxLinux
+	}
+	return SandboxSeatbelt
 }
 
 // errNotChecked is the RunSearch of a result whose apply probe failed.
@@ -36,7 +56,11 @@ func (r ProbeResult) Err() error {
 	return errors.Join(r.Apply, r.RunSearch)
 }
 
-// String summarises the result on one line, naming each failure once.
+// String summarises the result on one line, naming the sandbox and each
+// failure once: "Linux 6.18.1: Landlock+seccomp apply ok", "macOS 25A1:
+// Seatbelt apply ok; run-marker query ok". On Linux a run's processes are
+// found as its process group, which needs no query: only a failure is
+// shown.
 func (r ProbeResult) String() string {
 	word := func(err error) string {
 		switch {
@@ -49,14 +73,29 @@ func (r ProbeResult) String() string {
 		}
 		return "FAILED (" + err.Error() + ")"
 	}
-	return fmt.Sprintf("%s: apply %s; run search %s", r.OSBuild, word(r.Apply), word(r.RunSearch))
+	s := r.OSBuild + ": "
+	if r.Sandbox != "" {
+		s += r.Sandbox + " "
+	}
+	s += "apply " + word(r.Apply)
+	switch {
+	case r.Sandbox == SandboxSeatbelt:
+		s += "; run-marker query " + word(r.RunSearch)
+	case r.Sandbox == SandboxLinux:
+		if r.RunSearch != nil && !errors.Is(r.RunSearch, errNotChecked) {
+			s += "; run search " + word(r.RunSearch)
+		}
+	default:
+		s += "; run search " + word(r.RunSearch)
+	}
+	return s
 }
 
 // Probe runs (once per process; later calls return the cached verdicts)
 // the checks spawning relies on: the in-child apply method of the host's
 // backend, and the way a forking run's processes are found.
 func Probe() ProbeResult {
-	r := ProbeResult{OSBuild: hostOSBuild(), Apply: hostProbeApply()}
+	r := ProbeResult{OSBuild: hostOSBuild(), Sandbox: hostSandbox(), Apply: hostProbeApply()}
 	if r.Apply == nil {
 		r.RunSearch = hostProbeRuns()
 	} else {

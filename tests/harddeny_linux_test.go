@@ -74,6 +74,7 @@ func checkProtected(t *testing.T, name string, c hardwalk.Case, g hardwalk.Grant
 	// taken for this entry's.
 	pol := policy(t, opts...)
 	cg, err := cage.New(pol, cage.WithHome(homeOf(c)))
+	skipIfTooOld(t, err) // ends the walk: no policy without a gap runs
 	if refusedNaming(t, name, err, c) {
 		return
 	}

@@ -63,6 +63,7 @@ func newCage(tb testing.TB, pol profile.Policy, opts ...cage.Option) *cage.Cage 
 	tb.Helper()
 	c, err := cage.New(pol, opts...)
 	if err != nil {
+		skipIfTooOld(tb, err)
 		tb.Fatalf("cage.New: %v", err)
 	}
 	return c

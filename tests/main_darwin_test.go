@@ -13,6 +13,10 @@ import (
 // osHelper runs the helpers only this OS's tests use: none on macOS.
 func osHelper(string) (code int, ok bool) { return 0, false }
 
+// skipIfTooOld is Linux's skip for a kernel whose Landlock ABI is too old;
+// Seatbelt has no such refusal.
+func skipIfTooOld(testing.TB, error) {}
+
 // lib loads libsandbox or fails the test: on macOS it must work.
 func lib(tb testing.TB) *libsandbox.Lib {
 	tb.Helper()

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/linuxsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -17,6 +20,8 @@ import (
 // name it does not know.
 func osHelper(name string) (code int, ok bool) {
 	switch name {
+	case "access":
+		return accessHelper(), true
 	case "orphan":
 		// Start a caged sleep, print its pid, and wait to be killed.
 		pol, err := profile.New(profile.BaseV1)
@@ -42,11 +47,25 @@ func osHelper(name string) (code int, ok bool) {
 }
 
 // requireCage fails the test unless this host can cage (cage.Probe): no
-// Landlock, too old an ABI or a failing probe is a failure, not a skip.
+// Landlock or a failing probe is a failure, not a skip (.ci/kernel-matrix's
+// boot without Landlock runs TestLinuxNoLandlockKernel only). A kernel
+// whose Landlock ABI is older than a test's policy needs passes the probe;
+// newCage skips for it, naming the ABIs.
 func requireCage(tb testing.TB) {
 	tb.Helper()
 	if err := cage.Probe().Err(); err != nil {
 		tb.Fatalf("Probe: %v", err)
+	}
+}
+
+// skipIfTooOld skips, naming the ABIs, when err is the cage's refusal of a
+// kernel whose Landlock ABI is older than the policy needs (by default 6,
+// for process-access's scopes). A kernel without Landlock (ABI 0) is no
+// reason to skip.
+func skipIfTooOld(tb testing.TB, err error) {
+	tb.Helper()
+	if ae, ok := errors.AsType[*linuxsandbox.ABIError](err); ok && ae.Have > 0 {
+		testenv.SkipLandlockABI(tb, ae.Have, ae.Need, err.Error())
 	}
 }
 

@@ -11,17 +11,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/procage-go/procage/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/procage-go/procage/internal/testenv"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -112,7 +112,7 @@ func swapTree(t *testing.T) (c *cage.Cage, proj, sub, victim string, seen func()
 // 21 to 49 wrote victim (grant and policy, root and nobody). Now it is
 // opened without following links and the descriptor is checked to be at
 // the checked spelling: each attempt binds the real directory or fails
-// with linuxsandbox.ErrPathChanged.
+// with cage.ErrPathChanged.
 func TestLinuxEscapeLinkSwapGrant(t *testing.T) {
 	requireCage(t)
 	for _, via := range []string{"grant", "policy"} {
@@ -145,7 +145,7 @@ func TestLinuxEscapeLinkSwapGrant(t *testing.T) {
 					} else {
 						refused++
 						why = append(why, err.Error())
-						if errors.Is(err, linuxsandbox.ErrPathChanged) {
+						if errors.Is(err, cage.ErrPathChanged) {
 							changed++
 						}
 					}
@@ -159,7 +159,7 @@ func TestLinuxEscapeLinkSwapGrant(t *testing.T) {
 					if nerr != nil {
 						refused++
 						why = append(why, nerr.Error())
-						if errors.Is(nerr, linuxsandbox.ErrPathChanged) {
+						if errors.Is(nerr, cage.ErrPathChanged) {
 							changed++
 						}
 						continue

@@ -23,7 +23,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
@@ -70,9 +69,7 @@ func startPy(t *testing.T, c *cage.Cage, code string) string {
 // listens on (not other).
 func loopbackCage(t *testing.T, other int) *cage.Cage {
 	t.Helper()
-	if linuxsandbox.KernelABI() < 4 {
-		testenv.Skip(t, testenv.ReasonLandlockABI, fmt.Sprintf("Landlock ABI %d here; TCP port rules need 4", linuxsandbox.KernelABI()))
-	}
+	testenv.RequireLandlockABI(t, 4, "TCP port rules")
 	allowed := other + 1
 	if allowed > 65535 {
 		allowed = other - 1

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // TestLinuxWriteGrant: a write grant is a writable tree, where git hooks
@@ -27,8 +29,12 @@ func TestLinuxWriteGrant(t *testing.T) {
 	cmd := c.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))
 	cmd.Grants = []cage.Grant{{Path: dir, Write: true}}
 	var ge *profile.GapError
-	if err := cmd.Run(); !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
+	err := cmd.Run()
+	if !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
 		t.Errorf("write grant: %v, want a GapError naming %s", err, profile.GapTrustHandoff)
+	}
+	if pe, ok := errors.AsType[*cage.PolicyError](err); !ok || pe.Kind != cage.ErrGap || !errors.Is(err, cage.ErrGap) || len(pe.Gaps) == 0 || pe.Gaps[0].Gap != profile.GapTrustHandoff {
+		t.Errorf("write grant: %#v, want a *cage.PolicyError of kind ErrGap listing %s", err, profile.GapTrustHandoff)
 	}
 	w := spawnCage(t, policy(t, profile.Waive(profile.TrustHandoff)))
 	cmd = w.Command(t.Context(), "/bin/sh", "-c", "echo w > "+filepath.Join(dir, "w"))
@@ -134,5 +140,29 @@ func BenchmarkLinuxSpawn(b *testing.B) {
 			b.ReportMetric(float64(std.Nanoseconds())/float64(b.N), "os-exec-ns/spawn")
 			b.ReportMetric(float64(own)/float64(std), "caged/os-exec")
 		})
+	}
+}
+
+// TestLinuxPlanChangeDoesNotReachCage: the plan LinuxPlan returns is the
+// caller's copy. Review of issue 21 found the live plan handed out: a rule
+// appended to it reached every later spawn with a grant, unchecked for
+// links and the hard-deny classes.
+func TestLinuxPlanChangeDoesNotReachCage(t *testing.T) {
+	requireCage(t)
+	secret := t.TempDir()
+	if err := os.WriteFile(filepath.Join(secret, "s"), []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	granted := t.TempDir()
+	c := spawnCage(t, policy(t))
+	pl := c.LinuxPlan()
+	pl.Rules = append(pl.Rules, linux.PathRule{Path: secret, Access: linux.FSReadFile | linux.FSReadDir, Layer: linux.LayerGrant})
+	if slices.ContainsFunc(c.LinuxPlan().Rules, func(r linux.PathRule) bool { return r.Path == secret }) {
+		t.Error("a rule appended to LinuxPlan's result is in the cage's plan")
+	}
+	cmd := c.Command(t.Context(), "/bin/cat", filepath.Join(secret, "s"))
+	cmd.Grants = []cage.Grant{{Path: granted}}
+	if out, err := cmd.CombinedOutput(); err == nil || strings.Contains(string(out), "s3cret") {
+		t.Errorf("a spawn after changing LinuxPlan's result read the file: %q, %v", out, err)
 	}
 }

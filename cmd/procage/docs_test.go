@@ -16,7 +16,8 @@ import (
 // TestDocTranscripts runs every "$ procage ..." line of the docs' console
 // blocks and compares the output with the lines that follow it. The
 // transcripts describe the simulated Mac (--backend macos off macOS) with
-// USER=me; on a Mac the host's own file system would answer.
+// USER=me, and the Linux plan (--backend linux, --home for the home
+// directory); on a Mac the host's own file system would answer.
 func TestDocTranscripts(t *testing.T) {
 	if runtime.GOOS == "darwin" {
 		t.Skip("the transcripts use the simulated macOS file system")
@@ -24,7 +25,7 @@ func TestDocTranscripts(t *testing.T) {
 	t.Setenv("USER", "me")
 	t.Chdir(filepath.Join("..", ".."))
 	n := 0
-	for _, doc := range []string{"docs/policy.md", "README.md"} {
+	for _, doc := range []string{"docs/policy.md", "docs/linux-backend.md", "README.md"} {
 		for _, tr := range transcripts(t, doc) {
 			n++
 			code, out, errs := runCLI(t, tr.args...)
@@ -202,7 +203,7 @@ func TestCommandDocExamples(t *testing.T) {
 		if macOnly && runtime.GOOS == "darwin" {
 			continue // the darwin tests run real cages
 		}
-		if runtime.GOOS != "darwin" && runtime.GOOS != "linux" && (strings.HasPrefix(cmd, "run ") || strings.HasPrefix(cmd, "probe")) {
+		if runtime.GOOS != "darwin" && runtime.GOOS != "linux" && (strings.HasPrefix(cmd, "run ") || strings.HasPrefix(cmd, "probe") || strings.HasPrefix(cmd, "demo")) {
 			continue // no cage on this OS
 		}
 		n++

@@ -9,6 +9,7 @@ import (
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
@@ -81,6 +82,8 @@ func describe(err error) string {
 		// "file-read-data "x": want an absolute path", without the
 		// sentinel's own words repeated at the end.
 		return strings.TrimSuffix(stripPrefixes(err.Error()), ": "+sim.ErrAccess.Error())
+	case errors.Is(err, linux.ErrAccess):
+		return strings.TrimSuffix(stripPrefixes(err.Error()), ": "+linux.ErrAccess.Error())
 	case errors.Is(err, sim.ErrOperation):
 		return firstClause(err)
 	}

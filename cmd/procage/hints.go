@@ -92,8 +92,9 @@ type verdict struct {
 
 // execVerdict decides executing the file at kernel path p in a run whose
 // target is target: by procage's model of Seatbelt for a macOS plan, by
-// the Landlock ruleset's execute right for a Linux one (Landlock has no
-// deny rules: what no rule allows is denied). known is false when neither
+// the Landlock ruleset for a Linux one (execute and read_file: what no rule
+// allows is denied; a right a hard-deny entry took is the hard-deny
+// layer's). known is false when neither
 // plan can say.
 func execVerdict(c *cage.Cage, p, target string) verdict {
 	if pr := c.SeatbeltPlan(); pr != nil {
@@ -109,12 +110,17 @@ func execVerdict(c *cage.Cage, p, target string) verdict {
 		return v
 	}
 	if lp := c.LinuxPlan(); lp != nil {
-		for _, r := range lp.Rules {
-			if r.Access&linux.FSExecute != 0 && (p == r.Path || r.Path == "/" || strings.HasPrefix(p, r.Path+"/")) {
-				return verdict{allowed: true, known: true}
+		d, err := lp.Decide(linux.Access{Op: linux.OpExec, Path: p})
+		if err != nil {
+			return verdict{}
+		}
+		v := verdict{allowed: d.Allowed, known: true}
+		for _, ch := range d.Checks {
+			if len(ch.Denied) > 0 {
+				v.layer = "hard-deny"
 			}
 		}
-		return verdict{known: true}
+		return v
 	}
 	return verdict{}
 }

@@ -1,10 +1,12 @@
 // Command procage shows and runs sandboxed commands (cages).
 //
 //	procage plan --backend macos --read /usr/share --network loopback --port 8080   # print the path rewrites and the Seatbelt profile
-//	procage explain --read /usr/share file-read-data /usr/share/dict/words
+//	procage explain --read /usr/share read /usr/share/dict/words   # the host's backend: Landlock rules on Linux
+//	procage explain --backend linux --fork clone SIGCHLD  # a system call as seccomp sees it
 //	procage run --read /usr/share -- /bin/ls /usr/share   # macOS and Linux
 //	procage run --read . --env LANG=C --timeout 1m -- /bin/ls .   # a relative path, a variable of its own, a time limit
-//	procage probe                                         # can this host cage?
+//	procage probe                                         # can this host cage, with which sandbox?
+//	procage demo                                          # a plan, and what caged runs under it may and may not do
 //	procage --version
 //
 // plan always prints the plan: on Linux a policy with gaps run would
@@ -45,9 +47,10 @@ Landlock and seccomp on Linux.
 
 Usage:
   procage plan    [policy flags] [--backend OS] [--json]         print the path rewrites and the plan (macos: the Seatbelt profile)
-  procage explain [policy flags] [--backend OS] [--json] OP ARG  say whether the profile allows an access, and which rule decides
+  procage explain [policy flags] [--backend OS] [--json] OP ARG  say whether the plan allows an access, and which rule decides
   procage run     [policy flags] [run flags] -- COMMAND [ARG...] run COMMAND in the cage (macOS and Linux)
-  procage probe   [--json]                                       check that this host can cage
+  procage probe   [--json]                                       check that this host can cage, and name its sandbox
+  procage demo                                                   show a plan and caged runs under it on this host
   procage --version                                              print procage's version
 
 Run 'procage COMMAND --help' for the flags of a command (run adds --env,
@@ -92,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdRun(args[1:], stdout, stderr)
 	case "probe":
 		code, err = cmdProbe(args[1:], stdout, stderr)
+	case "demo":
+		code, err = cmdDemo(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -121,7 +121,7 @@ func TestBackend(t *testing.T) {
 		t.Errorf("--backend bsd: exit %d, stdout %q, stderr %q; want 125, nothing, %q", code, out, errs, want)
 	}
 	// The Linux plan (Landlock and seccomp) from any OS, and by default on
-	// Linux; explain models Seatbelt only.
+	// Linux; explain decides with it the same way.
 	args := [][]string{{"plan", "--backend", "linux", "--read", "/usr"}}
 	if runtime.GOOS == "linux" {
 		args = append(args, []string{"plan", "--read", "/usr"})
@@ -132,9 +132,19 @@ func TestBackend(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want the Linux plan", a, code, out, errs)
 		}
 	}
-	code, out, errs = runCLI(t, "explain", "--backend", "linux", "file-read-data", "/usr/x")
-	if want := "procage explain: --backend linux: explain models Seatbelt only; use --backend macos\n"; code != exitFailure || out != "" || errs != want {
-		t.Errorf("explain --backend linux: exit %d, stdout %q, stderr %q; want 125, nothing, %q", code, out, errs, want)
+	args = [][]string{{"explain", "--backend", "linux", "--read", "/usr", "file-read-data", "/usr/x"}}
+	if runtime.GOOS == "linux" {
+		args = append(args, []string{"explain", "--read", "/usr", "read", "/usr/x"})
+	}
+	for _, a := range args {
+		code, out, errs = runCLI(t, a...)
+		if want := "allowed: read_file on /usr/x by Landlock rule (policy) /usr: read_file|read_dir\n"; code != 0 || out != want || errs != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0, %q", a, code, out, errs, want)
+		}
+	}
+	code, out, errs = runCLI(t, "explain", "--backend", "linux", "write", "/usr/x")
+	if want := "denied (EACCES): no Landlock rule grants write_file on /usr/x; no rule covers /usr/x or a directory above it\n"; code != 1 || errs != "" || out != want {
+		t.Errorf("explain --backend linux write: exit %d, stdout %q, stderr %q; want 1, %q", code, out, errs, want)
 	}
 }
 
@@ -196,9 +206,14 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "--policy", rel}, "procage plan: " + rel + ":4:42: fs[0].subpath \"usr\": path is not absolute"},
 		{[]string{"plan", "--policy", arr}, "procage plan: " + arr + ":1:1: want an object, not array"},
 		{[]string{"plan", "--policy", "/nonexistent.json"}, "procage plan: --policy /nonexistent.json: no such file or directory"},
-		{[]string{"explain", "frob", "/x"}, `procage explain: "frob": not a concrete Seatbelt operation`},
-		{[]string{"explain", "file-read-data", "x"}, `procage explain: file-read-data "x": want an absolute path`},
-		{[]string{"explain", "network-outbound", "example.com:80"}, `host must be an IP address or localhost`},
+		{[]string{"explain", "--backend", "macos", "frob", "/x"}, `procage explain: "frob": not a concrete Seatbelt operation`},
+		{[]string{"explain", "--backend", "macos", "file-read-data", "x"}, `procage explain: file-read-data "x": want an absolute path`},
+		{[]string{"explain", "--backend", "macos", "network-outbound", "example.com:80"}, `host must be an IP address or localhost`},
+		{[]string{"explain", "--backend", "linux", "frob", "/x"}, `procage explain: "frob": want read, list, write, truncate, exec, create, mkdir, remove, rmdir, symlink, mkfifo, a Landlock right (read_file, make_reg, ...), connect, bind or a system call's name`},
+		{[]string{"explain", "--backend", "linux", "file-read-data", "x"}, `procage explain: file-read-data "x": want an absolute path` + "\n"},
+		{[]string{"explain", "--backend", "linux", "connect", "70000"}, `procage explain: connect "70000": want PORT or HOST:PORT, a port 1-65535`},
+		{[]string{"explain", "--backend", "linux", "clone", "CLONE_NOPE"}, `procage explain: clone "CLONE_NOPE": argument 0: "CLONE_NOPE" is neither a number nor a known constant` + "\n"},
+		{[]string{"explain", "--backend", "linux", "mach-lookup", "com.apple.x"}, `procage explain: "mach-lookup": a Seatbelt operation with no Linux counterpart (ask the macOS plan: --backend macos)` + "\n"},
 		{[]string{"run", "--grant", "~bob/x", "--", "/bin/true"}, `procage run: --grant '~bob/x': only a leading ~ or ~/ is expanded (to $HOME); give the path in full`},
 		{[]string{"run", "--grant-rw", "/a/../b", "--", "/bin/true"}, `procage run: --grant-rw /a/../b: path is not normalised`},
 	}
@@ -237,7 +252,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"plan", "--fork=maybe"}, "procage plan: --fork=\"maybe\": want true or false\nsee 'procage plan --help'\n"},
 		{[]string{"plan", "extra"}, "procage plan: unexpected argument \"extra\" (paths go after --read, --write or --exec)\nsee 'procage plan --help'\n"},
 		{[]string{"plan", "--policy", "p.json", "--read", "/usr"}, "procage plan: --policy and --read: give the policy either as a file or as flags\nsee 'procage plan --help'\n"},
-		{[]string{"explain"}, "procage explain: want OPERATION and ARGUMENT, e.g. explain --read /usr file-read-data /usr/lib/libc.dylib\nsee 'procage explain --help'\n"},
+		{[]string{"explain"}, "procage explain: want OPERATION and ARGUMENT, e.g. explain --read /usr read /usr/lib/os-release\nsee 'procage explain --help'\n"},
 		{[]string{"run", "--read", "/usr"}, "procage run: missing COMMAND (procage run [flags] -- COMMAND [ARG...])\nsee 'procage run --help'\n"},
 		{[]string{"probe", "x"}, "procage probe: probe takes no arguments\nsee 'procage probe --help'\n"},
 	}
@@ -407,6 +422,16 @@ func TestRunTargetStatus(t *testing.T) {
 		code, out, errs := runCLI(t, "run", "--read", "/usr", "--", tt.target)
 		if code != tt.code || out != "" || !strings.HasPrefix(errs, tt.want) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("run %s: exit %d, stdout %q, stderr %q; want %d, nothing, %q", tt.target, code, out, errs, tt.code, tt.want)
+		}
+	}
+}
+
+// TestExplainHelp: explain --help documents --profile and the Linux words.
+func TestExplainHelp(t *testing.T) {
+	code, out, _ := runCLI(t, "explain", "--help")
+	for _, want := range []string{"-profile FILE", "explain --profile FILE [--param NAME=VALUE]", "connect PORT|HOST:PORT|PATH", "SYSCALL [ARG,ARG...]", "--accept-gap NAME", "1 denied"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain --help: exit %d, no %q in\n%s", code, want, out)
 		}
 	}
 }

@@ -276,8 +276,8 @@ const exitCannotCage = 1
 var errCannotCage = errors.New("this host cannot cage processes")
 
 func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("probe", "probe [--json]\n\nChecks that this host can cage processes. Exit status: 0 it can, 1 it cannot, 125\nbad input or another failure.", stdout)
-	asJSON := fs.Bool("json", false, "print a JSON object (os_build, ok, apply, run_search) instead of text")
+	fs := newFlagSet("probe", "probe [--json]\n\nChecks that this host can cage processes and names its sandbox (Seatbelt on\nmacOS, Landlock+seccomp on Linux): a child under a sandbox that denies\neverything must be refused exec of its target; on macOS the run-marker query\nthat finds a forking run's processes must work too. Exit status: 0 it can, 1\nit cannot, 125 bad input or another failure.", stdout)
+	asJSON := fs.Bool("json", false, "print a JSON object (os_build, sandbox, ok, apply, run_search) instead of text")
 	if err := fs.parse(args); err != nil {
 		return exitFailure, err
 	}
@@ -296,10 +296,11 @@ func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		out := struct {
 			OSBuild   string  `json:"os_build"`
+			Sandbox   string  `json:"sandbox"`
 			OK        bool    `json:"ok"`
 			Apply     *string `json:"apply"`
 			RunSearch *string `json:"run_search"`
-		}{r.OSBuild, !failed, errText(r.Apply), errText(r.RunSearch)}
+		}{r.OSBuild, r.Sandbox, !failed, errText(r.Apply), errText(r.RunSearch)}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

@@ -51,11 +51,12 @@ func TestProbeJSONLinux(t *testing.T) {
 	code, out, errs := runCLI(t, "probe", "--json")
 	var got struct {
 		OSBuild   string `json:"os_build"`
+		Sandbox   string
 		OK        bool
 		Apply     *string
 		RunSearch *string `json:"run_search"`
 	}
-	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || !got.OK || got.Apply != nil || got.RunSearch != nil || !strings.Contains(out, `"run_search": null`) || got.OSBuild == "" || errs != "" {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || code != 0 || !got.OK || got.Apply != nil || got.RunSearch != nil || !strings.Contains(out, `"run_search": null`) || got.OSBuild == "" || got.Sandbox != "Landlock+seccomp" || errs != "" {
 		t.Errorf("probe --json: exit %d, %q (%v), stderr %q", code, out, err, errs)
 	}
 }

@@ -3,7 +3,7 @@
 // the Landlock ruleset and the seccomp program, and prepares the calls a
 // forked child makes before exec:
 //
-//	pl, err := linux.Lower(policy, linux.Env{Home: home, ABI: linuxsandbox.KernelABI()})
+//	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: home}, ABI: linuxsandbox.KernelABI()})
 //	if err != nil {
 //		return err // a *profile.GapError names each part Linux cannot enforce
 //	}
@@ -38,9 +38,9 @@
 //     [*ABIError]; Landlock off (not built, not in lsm=) is ABI 0.
 //   - A rule binds the inode its path names when OpenRules runs: a path
 //     that does not exist then is skipped, and one that holds a symbolic
-//     link or moved before it was confirmed is refused ([ErrPathChanged]).
+//     link or moved before it was confirmed is refused ([linux.ErrPathChanged]).
 //   - A rule for one file that names a directory is refused
-//     ([ErrLiteralDirectory]): Landlock's file rights on a directory reach
+//     ([linux.ErrLiteralDirectory]): Landlock's file rights on a directory reach
 //     every file beneath it.
 //   - Capabilities are dropped from the bounding set only when the caller
 //     holds CAP_SETPCAP; every caller's effective, permitted and ambient

@@ -277,19 +277,12 @@ func OpenRules(rules []linux.PathRule, spell func(linux.PathRule) (string, error
 			// A file's rights on a directory reach every file beneath it:
 			// a literal rule or a file grant must not become a tree.
 			h.Close()
-			return nil, fmt.Errorf("%s: %w", p, ErrLiteralDirectory)
+			return nil, fmt.Errorf("%s: %w", p, linux.ErrLiteralDirectory)
 		}
 		h.rules = append(h.rules, hr)
 	}
 	return h, nil
 }
-
-// ErrLiteralDirectory is a rule for one file (a Literal rule, a file
-// grant) that names a directory: Landlock's file rights on a directory
-// apply to every file beneath it, while the rule means the directory
-// alone (as Seatbelt's literal filter does), so it is refused. Name the
-// tree with Read, ReadWrite or Exec instead.
-var ErrLiteralDirectory = errors.New("a rule for one file names a directory, whose file rights on Linux would reach every file beneath it; use a tree rule (Read, ReadWrite, Exec)")
 
 // baseFD is a base rule's descriptor, shared by the Handles holding it and
 // closed by its cleanup once none does.
@@ -325,18 +318,12 @@ func openBase(p string) (*baseFD, error) {
 	return b, nil
 }
 
-// ErrPathChanged is wrapped by the error of a path that held a symbolic
-// link when it was opened for a rule, or was not where it was opened by
-// the time it was checked: it changed after it was resolved and checked
-// for links (or is a link itself), so it is refused rather than followed.
-var ErrPathChanged = errors.New("the path changed after it was checked for links")
-
 // openConfirmed opens p without following links and confirms that what it
 // opened is at p (see confirmAt).
 func openConfirmed(p string) (int, *unix.Stat_t, error) {
 	fd, err := OpenNoFollow(p)
 	if errors.Is(err, unix.ELOOP) {
-		return -1, nil, fmt.Errorf("%w: a symbolic link is in the way (%w)", ErrPathChanged, err)
+		return -1, nil, fmt.Errorf("%w: a symbolic link is in the way (%w)", linux.ErrPathChanged, err)
 	}
 	if err != nil {
 		return -1, nil, err
@@ -461,11 +448,11 @@ func confirmAt(fd int, st *unix.Stat_t, p string) error {
 		return nil
 	}
 	if err == nil && !strings.EqualFold(got, p) {
-		return fmt.Errorf("%w: opened, it is at %s", ErrPathChanged, got)
+		return fmt.Errorf("%w: opened, it is at %s", linux.ErrPathChanged, got)
 	}
 	fd2, err := OpenNoFollow(p)
 	if err != nil {
-		return fmt.Errorf("%w: opening it again: %w", ErrPathChanged, err)
+		return fmt.Errorf("%w: opening it again: %w", linux.ErrPathChanged, err)
 	}
 	defer unix.Close(fd2)
 	var st2 unix.Stat_t
@@ -473,7 +460,7 @@ func confirmAt(fd int, st *unix.Stat_t, p string) error {
 		return fmt.Errorf("fstat: %w", err)
 	}
 	if st2.Dev != st.Dev || st2.Ino != st.Ino {
-		return fmt.Errorf("%w: opened again, it is another file", ErrPathChanged)
+		return fmt.Errorf("%w: opened again, it is another file", linux.ErrPathChanged)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package linuxsandbox
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,15 +11,28 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/linux"
 )
 
-func needABI(t *testing.T, n int) {
+// needPlan skips, naming what needs a newer ABI, when this kernel's
+// Landlock ABI is older than pl needs (BuildRuleset would refuse it).
+func needPlan(t *testing.T, pl *linux.Plan) {
 	t.Helper()
-	if KernelABI() < n {
-		t.Skipf("Landlock ABI %d here, the test needs %d", KernelABI(), n)
+	have := KernelABI()
+	if have >= pl.MinABI {
+		return
 	}
+	// The plan's text lists its needs, one "needs ABI n: what" line each.
+	var why []string
+	for _, line := range strings.Split(pl.String(), "\n") {
+		var n int
+		if _, err := fmt.Sscanf(line, "needs ABI %d:", &n); err == nil && n > have {
+			why = append(why, strings.TrimPrefix(line, "needs "))
+		}
+	}
+	testenv.SkipLandlockABI(t, have, pl.MinABI, strings.Join(why, "; "))
 }
 
 // evalSpell spells a rule's path as the kernel reaches it (the base's
@@ -100,7 +114,7 @@ func lower(t *testing.T, opts ...profile.Option) *linux.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := linux.Lower(pol, linux.Env{ABI: KernelABI(), Home: "/nonexistent-home"})
+	pl, err := linux.Lower(pol, linux.Env{Env: profile.Env{Home: "/nonexistent-home"}, ABI: KernelABI()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +122,13 @@ func lower(t *testing.T, opts ...profile.Option) *linux.Plan {
 }
 
 func TestEnforceBase(t *testing.T) {
-	needABI(t, 6)
+	pl := lower(t, profile.Fork(), profile.Waive(profile.TrustHandoff)) // the write grant below
+	needPlan(t, pl)
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret")
 	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pl := lower(t, profile.Fork(), profile.Waive(profile.TrustHandoff)) // the write grant below
 	out, ws, err := spawn(t, pl, pl.Rules, "/bin/sh", "-c", "echo hello; cat "+secret+"; echo x > "+dir+"/new; exit 3")
 	if err != nil {
 		t.Fatal(err)
@@ -142,42 +156,61 @@ func TestEnforceBase(t *testing.T) {
 
 // TestDenyEverythingRefusesExec is the probe's shape: a ruleset with no
 // rule at all makes the exec fail with EACCES; the target never runs.
+// Base V1's plan without its rules needs a recent ABI; DenyAll, the
+// probe's own plan, runs on every Landlock kernel.
 func TestDenyEverythingRefusesExec(t *testing.T) {
-	needABI(t, 6)
-	pl := lower(t)
-	_, _, err := spawn(t, pl, nil, "/bin/true")
-	var se *forkexec.StepError
-	if !errors.As(err, &se) || se.Step != forkexec.StepExec || se.Err != syscall.EACCES {
-		t.Fatalf("Start = %v, want an exec step error with EACCES", err)
+	for name, plan := range map[string]func(t *testing.T) *linux.Plan{
+		"base-v1":  func(t *testing.T) *linux.Plan { return lower(t) },
+		"deny-all": func(*testing.T) *linux.Plan { return linux.DenyAll(KernelABI()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			testenv.RequireLandlockABI(t, 1, "a Landlock ruleset")
+			pl := plan(t)
+			needPlan(t, pl)
+			_, _, err := spawn(t, pl, nil, "/bin/true")
+			var se *forkexec.StepError
+			if !errors.As(err, &se) || se.Step != forkexec.StepExec || se.Err != syscall.EACCES {
+				t.Fatalf("Start = %v, want an exec step error with EACCES", err)
+			}
+		})
 	}
 }
 
-// TestStepNames: a failing child call is named.
+// TestStepNames: a failing child call is named, under Base V1's plan and
+// under DenyAll (which runs on every Landlock kernel).
 func TestStepNames(t *testing.T) {
-	needABI(t, 6)
-	pl := lower(t)
-	rs, err := BuildRuleset(pl, hold(t, pl.Rules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := BuildProgram(pl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, err := NewCalls(pl, rs, prog, pl.Rules)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The child's landlock_restrict_self now gets EBADF, or EBADFD if the
-	// number was reused by another kind of file.
-	rs.Close()
-	_, _, err = spawnCalls(t, calls, "/bin/true")
-	var se *forkexec.StepError
-	if !errors.As(err, &se) || se.Step != forkexec.StepApply || (se.Err != syscall.EBADF && se.Err != syscall.EBADFD) {
-		t.Fatalf("Start = %v, want an apply step error with EBADF", err)
-	}
-	if got := calls.Name(se.Step, se.Call); got != "landlock_restrict_self" {
-		t.Errorf("failing call named %q", got)
+	for name, plan := range map[string]func(t *testing.T) *linux.Plan{
+		"base-v1":  func(t *testing.T) *linux.Plan { return lower(t) },
+		"deny-all": func(*testing.T) *linux.Plan { return linux.DenyAll(KernelABI()) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			testenv.RequireLandlockABI(t, 1, "a Landlock ruleset")
+			pl := plan(t)
+			needPlan(t, pl)
+			rs, err := BuildRuleset(pl, hold(t, pl.Rules))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := BuildProgram(pl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls, err := NewCalls(pl, rs, prog, pl.Rules)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The child's landlock_restrict_self now gets EBADF, or EBADFD if
+			// the number was reused by another kind of file.
+			rs.Close()
+			_, _, err = spawnCalls(t, calls, "/bin/true")
+			var se *forkexec.StepError
+			if !errors.As(err, &se) || se.Step != forkexec.StepApply || (se.Err != syscall.EBADF && se.Err != syscall.EBADFD) {
+				t.Fatalf("Start = %v, want an apply step error with EBADF", err)
+			}
+			if got := calls.Name(se.Step, se.Call); got != "landlock_restrict_self" {
+				t.Errorf("failing call named %q", got)
+			}
+		})
 	}
 }
 

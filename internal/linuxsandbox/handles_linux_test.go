@@ -104,8 +104,8 @@ func TestEnforceConfirmAt(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "D"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := confirmAt(fd, st, filepath.Join(dir, "D")); !errors.Is(err, ErrPathChanged) {
-		t.Errorf("another directory differing in case only: %v, want ErrPathChanged", err)
+	if err := confirmAt(fd, st, filepath.Join(dir, "D")); !errors.Is(err, linux.ErrPathChanged) {
+		t.Errorf("another directory differing in case only: %v, want linux.ErrPathChanged", err)
 	}
 	if err := os.Rename(d, d+".moved"); err != nil {
 		t.Fatal(err)
@@ -113,11 +113,11 @@ func TestEnforceConfirmAt(t *testing.T) {
 	if err := os.Symlink("d.moved", d); err != nil {
 		t.Fatal(err)
 	}
-	if err := confirmAt(fd, st, d); !errors.Is(err, ErrPathChanged) {
-		t.Errorf("moved and replaced by a link: %v, want ErrPathChanged", err)
+	if err := confirmAt(fd, st, d); !errors.Is(err, linux.ErrPathChanged) {
+		t.Errorf("moved and replaced by a link: %v, want linux.ErrPathChanged", err)
 	}
-	if _, _, err := openConfirmed(d); !errors.Is(err, ErrPathChanged) || !errors.Is(err, unix.ELOOP) {
-		t.Errorf("opening the link: %v, want ErrPathChanged and ELOOP", err)
+	if _, _, err := openConfirmed(d); !errors.Is(err, linux.ErrPathChanged) || !errors.Is(err, unix.ELOOP) {
+		t.Errorf("opening the link: %v, want linux.ErrPathChanged and ELOOP", err)
 	}
 }
 
@@ -170,8 +170,8 @@ func TestEnforceHandles(t *testing.T) {
 	h2.Close()
 
 	_, err = OpenRules([]linux.PathRule{{Path: filepath.Join(dir, "dlink"), Access: fsRead, Layer: linux.LayerPolicy}}, nil)
-	if !errors.Is(err, ErrPathChanged) {
-		t.Errorf("a rule on a link: %v, want ErrPathChanged", err)
+	if !errors.Is(err, linux.ErrPathChanged) {
+		t.Errorf("a rule on a link: %v, want linux.ErrPathChanged", err)
 	}
 }
 
@@ -180,14 +180,14 @@ func TestEnforceHandles(t *testing.T) {
 // for a link to a secret one after the open grants the moved directory,
 // not the secret.
 func TestEnforceHeldRulesBindInodes(t *testing.T) {
-	needABI(t, 6)
+	pl := lower(t, profile.Fork())
+	needPlan(t, pl)
 	dir := linkTree(t)
 	secretDir := t.TempDir()
 	secret := filepath.Join(secretDir, "secret")
 	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pl := lower(t, profile.Fork())
 	d := filepath.Join(dir, "d")
 	held := hold(t, append(pl.Rules, linux.PathRule{Path: d, Access: fsRead, Layer: linux.LayerPolicy}))
 	if err := os.Rename(d, d+".old"); err != nil {

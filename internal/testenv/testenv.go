@@ -1,6 +1,7 @@
 // Package testenv is the one place where procage's darwin tests, and the
-// Linux tests of tests/ and cage/, decide to skip, so that every skip names
-// one of a few reasons and CI can turn skips into failures.
+// Linux tests of tests/, cage/ and internal/linuxsandbox, decide to skip, so
+// that every skip names one of a few reasons and CI can turn skips into
+// failures.
 //
 //	func TestCage(t *testing.T) {
 //		testenv.RequireUnsandboxed(t) // darwin; skips only inside another sandbox
@@ -16,7 +17,8 @@
 // is itself sandboxed must fail loudly, not pass quietly. The Linux runs
 // in .ci/run are not strict (as root some tests have no subject, as nobody
 // others); they feed go test -json to the skip guard with
-// internal/ci/skipguard/allow_linux.txt.
+// internal/ci/skipguard/allow_linux.txt, and .ci/kernel-matrix (Linux 6.1,
+// Landlock ABI 2) with allow_kernel_matrix.txt.
 //
 // Call these helpers on the test's own goroutine: testing's Skip and Fatal
 // end only the goroutine that calls them.
@@ -25,8 +27,8 @@
 //
 // Only a skip that goes through this package is named and made strict; a
 // direct t.Skip elsewhere is caught by the skip guard's allow-list instead
-// (TestSkipsGoThroughTestenv keeps darwin files and tests/ and cage/ free
-// of them).
+// (TestSkipsGoThroughTestenv keeps darwin files, tests/, cage/ and
+// internal/linuxsandbox free of them).
 package testenv
 
 import (
@@ -74,8 +76,13 @@ const (
 	// ReasonNoProgram: a program the test runs is not installed.
 	ReasonNoProgram Reason = "no-program"
 	// ReasonLandlockABI: the kernel's Landlock ABI is older than the test
-	// needs.
+	// needs, so the cage refuses its policy by name (.ci/kernel-matrix
+	// boots Debian 12's Linux 6.1, ABI 2).
 	ReasonLandlockABI Reason = "landlock-abi"
+	// ReasonLandlockOn: the test is about a kernel without Landlock, and
+	// this one has it (.ci/kernel-matrix boots one with lsm= lacking
+	// landlock).
+	ReasonLandlockOn Reason = "landlock-on"
 	// ReasonNoKernelFeature: the kernel lacks a system call or facility the
 	// test uses (ENOSYS, System V or POSIX IPC configured out).
 	ReasonNoKernelFeature Reason = "no-kernel-feature"

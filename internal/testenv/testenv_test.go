@@ -140,9 +140,10 @@ func TestRequireHost(t *testing.T) {
 	}
 }
 
-// TestSkipsGoThroughTestenv: no darwin test, and no test of tests/ or
-// cage/ (which the Linux runs of .ci/run guard), skips on its own, so every
-// such skip is named, and strict on the macOS lane.
+// TestSkipsGoThroughTestenv: no darwin test, and no test of tests/, cage/
+// or internal/linuxsandbox (which the Linux runs of .ci/run and
+// .ci/kernel-matrix guard), skips on its own, so every such skip is named,
+// and strict on the macOS lane.
 func TestSkipsGoThroughTestenv(t *testing.T) {
 	skip := regexp.MustCompile(`\.Skip(f|Now)?\(`)
 	root := filepath.Join("..", "..")
@@ -163,7 +164,7 @@ func TestSkipsGoThroughTestenv(t *testing.T) {
 		}
 		dir := filepath.ToSlash(filepath.Dir(rel))
 		switch {
-		case dir == "tests" || dir == "cage":
+		case dir == "tests" || dir == "cage" || dir == "internal/linuxsandbox":
 			guarded++
 		case strings.HasSuffix(path, "_darwin_test.go"):
 			darwin++

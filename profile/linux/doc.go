@@ -6,7 +6,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	pl, err := linux.Lower(policy, linux.Env{Home: "/home/me"})
+//	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
 //	if err != nil {
 //		return err // a *profile.GapError names each part Linux cannot enforce (pl lists them, to review)
 //	}
@@ -38,6 +38,11 @@
 //     answers ENOSYS. [Filter] assembles them with golang.org/x/net/bpf for
 //     [ArchAMD64] or [ArchARM64].
 //
+// [Plan.Decide] says what a plan does with one access ([ParseAccess] reads
+// it from procage explain's words) and which rule decides: the Landlock
+// rule granting each right, the hard-deny entry that took it, the seccomp
+// rule refusing the call, the accepted gap it rests on.
+//
 // docs/linux-backend.md maps each policy part to its rules.
 //
 // # Limitations
@@ -47,12 +52,18 @@
 //     Seatbelt rules and exec-target-only are gaps ([profile.Gap]): refused
 //     unless accepted, and then not enforced.
 //   - Landlock does not restrict stat, chmod, chown, utime, setxattr or
-//     flock; UDP is not controlled before ABI 10. Seccomp refuses mode,
+//     flock; UDP is uncontrolled with the network on (seccomp refuses UDP
+//     sockets with the network off or loopback-only). Seccomp refuses mode,
 //     owner and xattr changes only for a root caller ([Env].Root).
 //   - Rights of Landlock ABIs newer than [MaxABI] are not handled.
 //   - The seccomp filter knows the amd64 and arm64 system call tables only,
 //     as of the x/sys version reviewed (sysclass.go); a newer system call
 //     answers ENOSYS.
+//   - Decide models the plan's one ruleset as written: a spawn's grants,
+//     rules whose paths are missing when the ruleset is built, an outer
+//     Landlock domain, file permissions and other LSMs are not in it; a
+//     rename or link across directories (refer) is decided one directory
+//     at a time.
 //   - A plan names paths; it does not check them. Resolving links and
 //     refusing one that redirects a rule is the caller's (package cage does
 //     it with pathresolve before lowering, and again when opening).

@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	pl, err := linux.Lower(policy, linux.Env{Home: "/home/me", Accept: []profile.Gap{profile.GapLoopback}})
+	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}, Accept: []profile.Gap{profile.GapLoopback}})
 	if err != nil {
 		log.Fatal(err) // a *profile.GapError names each part Linux cannot enforce
 	}
@@ -46,7 +46,7 @@ func ExampleLower_gap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = linux.Lower(policy, linux.Env{Home: "/home/me"})
+	_, err = linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
 	if ge, ok := errors.AsType[*profile.GapError](err); ok {
 		for _, p := range ge.Parts {
 			fmt.Println(p.Gap, p.Path)
@@ -54,4 +54,36 @@ func ExampleLower_gap() {
 	}
 	// Output:
 	// secrets-inside-allowed-tree /home/me
+}
+
+// Decide says what a plan does with one access, and which rule decides:
+// procage explain --backend linux.
+func ExamplePlan_Decide() {
+	policy, err := profile.New(profile.BaseV1, profile.Read("/srv/data"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, words := range [][2]string{
+		{"read", "/srv/data/report.csv"},
+		{"write", "/srv/data/report.csv"},
+		{"clone", "CLONE_NEWUSER"},
+	} {
+		a, err := linux.ParseAccess(words[0], words[1])
+		if err != nil {
+			log.Fatal(err)
+		}
+		d, err := pl.Decide(a)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(d)
+	}
+	// Output:
+	// allowed: read_file on /srv/data/report.csv by Landlock rule (policy) /srv/data: read_file|read_dir
+	// denied (EACCES): no Landlock rule grants write_file on /srv/data/report.csv; nearest rule (policy) /srv/data: read_file|read_dir
+	// denied (EPERM) by seccomp rule clone if arg0&0x7e020000 != 0 -> EPERM (no new namespaces)
 }

@@ -3,39 +3,12 @@ package linux
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/procage-go/procage/internal/golden"
 	"github.com/procage-go/procage/profile"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ instead of comparing")
-
-// checkGolden compares got with testdata/name, or rewrites it with -update.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./profile/linux -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended run go test ./profile/linux -update:\n%s", path, diff)
-	}
-}
 
 // TestGoldenPlan pins whole Linux plans for typical policies. Rewrite with
 // go test ./profile/linux -update after an intended change, and read the
@@ -51,13 +24,13 @@ func TestGoldenPlan(t *testing.T) {
 	}{
 		{
 			name:   "base-v1.txt",
-			env:    Env{Home: home},
+			env:    Env{Env: profile.Env{Home: home}},
 			reason: "Base V1 alone: the rules, scopes and seccomp set every plan starts from (network off, no forking)",
 		},
 		{
 			name: "agent-workspace.txt",
 			opts: []profile.Option{profile.ReadWrite(home + "/project"), profile.Read("/opt/tool"), profile.Exec("/opt/tool/bin"), profile.Fork()},
-			env:  Env{Home: home, Accept: []profile.Gap{profile.GapTrustHandoff}},
+			env:  Env{Env: profile.Env{Home: home}, Accept: []profile.Gap{profile.GapTrustHandoff}},
 			json: true,
 			reason: "the common agent shape: a writable workspace (its git hooks an accepted gap), a tool tree, forking " +
 				"(setsid and setpgid refused instead of fork); also pins the JSON tools read",
@@ -65,37 +38,37 @@ func TestGoldenPlan(t *testing.T) {
 		{
 			name:   "resolved-paths.txt",
 			opts:   []profile.Option{profile.Read(home + "/link/docs"), profile.ReadWrite("/tmp/build"), profile.Waive(profile.TrustHandoff)},
-			env:    Env{Home: home, Resolved: map[string]string{home + "/link/docs": "/data/docs", "/tmp/build": "/var/tmp/build"}},
+			env:    Env{Env: profile.Env{Home: home, Resolved: map[string]string{home + "/link/docs": "/data/docs", "/tmp/build": "/var/tmp/build"}}},
 			reason: "rules name only the kernel spellings the caller resolved, never the paths as written",
 		},
 		{
 			name:   "loopback-ports.txt",
 			opts:   []profile.Option{profile.Network(profile.NetworkLoopback, 5432, 8080)},
-			env:    Env{Home: home, Accept: []profile.Gap{profile.GapLoopback}},
+			env:    Env{Env: profile.Env{Home: home}, Accept: []profile.Gap{profile.GapLoopback}},
 			reason: "loopback ports: Landlock TCP port rules (ABI 4), TCP-only sockets and no Fast Open; the address gap accepted",
 		},
 		{
 			name:   "network-on.txt",
 			opts:   []profile.Option{profile.Network(profile.NetworkOn, profile.AnyPort), profile.ListenAnyInterface(), profile.UnixSocket("/run/app.sock")},
-			env:    Env{Home: home, Accept: []profile.Gap{profile.GapUnixSocketPath}},
+			env:    Env{Env: profile.Env{Home: home}, Accept: []profile.Gap{profile.GapUnixSocketPath}},
 			reason: "network on with every port and interface asked for (no gap): IP and NETLINK_ROUTE sockets, the resolver's directory; a Unix socket by path accepted",
 		},
 		{
 			name:   "root.txt",
 			opts:   []profile.Option{profile.ReadWrite("/srv/out"), profile.Waive(profile.TrustHandoff)},
-			env:    Env{Home: "/root", Root: true},
+			env:    Env{Env: profile.Env{Home: "/root"}, Root: true},
 			reason: "a root caller keeps uid 0: seccomp also refuses mode, owner, xattr and inode-flag changes",
 		},
 		{
 			name:   "hard-deny.txt",
 			opts:   []profile.Option{profile.FS(profile.AccessRead|profile.AccessWrite, profile.Literal, home+"/.bashrc"), profile.Read(home + "/.ssh/keys"), profile.Read(home + "/src")},
-			env:    Env{Home: home},
+			env:    Env{Env: profile.Env{Home: home}},
 			reason: "hard-deny classes strip a rule on or beneath a protected path (listed as hard-deny lines), without a gap",
 		},
 		{
 			name:   "abi3-waived.txt",
 			opts:   []profile.Option{profile.Read("/data"), profile.Waive(profile.ProcessAccess), profile.Network(profile.NetworkLoopback, 80)},
-			env:    Env{Home: home, ABI: 3, Accept: []profile.Gap{profile.GapLoopback}},
+			env:    Env{Env: profile.Env{Home: home}, ABI: 3, Accept: []profile.Gap{profile.GapLoopback}},
 			reason: "an ABI 3 kernel: only its rights handled, no TCP rules or scopes (process-access waived, so no ABI 6 need), and the plan says ABI 4 is needed",
 		},
 	}
@@ -112,7 +85,7 @@ func TestGoldenPlan(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, tc.name, pl.String())
+			golden.Check(t, tc.name, pl.String())
 			if tc.json {
 				b, err := json.Marshal(pl)
 				if err != nil {
@@ -123,7 +96,7 @@ func TestGoldenPlan(t *testing.T) {
 					t.Fatal(err)
 				}
 				out.WriteByte('\n')
-				checkGolden(t, tc.name[:len(tc.name)-len(filepath.Ext(tc.name))]+".json", out.String())
+				golden.Check(t, tc.name[:len(tc.name)-len(filepath.Ext(tc.name))]+".json", out.String())
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -41,21 +42,12 @@ type NetRule struct {
 	Access NetAccess
 }
 
-// Env is what lowering needs besides the policy.
+// Env is what lowering needs besides the policy: the neutral
+// [profile.Env] both lowerings take (kernel spellings, the user's
+// directories; Links is unused here: Landlock matches what the kernel
+// opens), and what only Linux needs.
 type Env struct {
-	// Resolved maps a policy path as written to its kernel spelling; paths
-	// not in the map are used as written.
-	Resolved map[string]string
-	// Home is the caging user's home directory (kernel spelling); "" means
-	// no home-relative checks.
-	Home string
-	// ZDotDir and XDGConfigHome are zsh's $ZDOTDIR and $XDG_CONFIG_HOME
-	// (kernel spellings, "" = unset), whose files the trust-handoff class
-	// protects too.
-	ZDotDir, XDGConfigHome string
-	// ProtectedAt maps hard-deny table paths that are links to their
-	// kernel spellings (profile.Env.ProtectedAt).
-	ProtectedAt map[string]string
+	profile.Env
 	// Accept lists the gaps the caller accepts.
 	Accept []profile.Gap
 	// ABI is the Landlock ABI to plan for (the kernel's); 0 means MaxABI.
@@ -152,7 +144,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	// Hard-deny classes: a rule loses the rights a class refuses on the
 	// protected path it lies at or beneath; a protected path inside an
 	// allowed tree is a gap.
-	hd := newHardDeny(p, profile.Env{Home: env.Home, ZDotDir: env.ZDotDir, XDGConfigHome: env.XDGConfigHome, ProtectedAt: env.ProtectedAt})
+	hd := newHardDeny(p, env.Env)
 	pl.hd = hd
 	for _, r := range p.FSRules() {
 		a := FSAccess(0)
@@ -378,3 +370,43 @@ func DenyAll(abi int) *Plan {
 	}
 	return pl
 }
+
+// Clone returns a deep copy of p: changing it changes nothing a cage
+// enforces from p.
+func (p *Plan) Clone() *Plan {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.Rules = slices.Clone(p.Rules)
+	q.NetRules = slices.Clone(p.NetRules)
+	q.Seccomp = slices.Clone(p.Seccomp)
+	for i, r := range q.Seccomp {
+		q.Seccomp[i].Conds = slices.Clone(r.Conds)
+		for j, c := range q.Seccomp[i].Conds {
+			q.Seccomp[i].Conds[j].Vals = slices.Clone(c.Vals)
+		}
+	}
+	q.Accepted = slices.Clone(p.Accepted)
+	for i, g := range q.Accepted {
+		q.Accepted[i].Protected = slices.Clone(g.Protected)
+	}
+	q.Denied = slices.Clone(p.Denied)
+	q.needs = slices.Clone(p.needs)
+	q.accept = slices.Clone(p.accept)
+	return &q
+}
+
+// ErrLiteralDirectory is wrapped by the refusal of a rule for one file (a
+// Literal rule, a file grant) that names a directory: Landlock's file
+// rights on a directory apply to every file beneath it, while the rule
+// means the directory alone (as Seatbelt's literal filter does). Name the
+// tree with Read, ReadWrite or Exec instead. The enforcement finds it when
+// it opens the rule's path.
+var ErrLiteralDirectory = errors.New("a rule for one file names a directory, whose file rights on Linux would reach every file beneath it; use a tree rule (Read, ReadWrite, Exec)")
+
+// ErrPathChanged is wrapped by the refusal of a path that held a symbolic
+// link when it was opened for a rule, or was not where it was opened by
+// the time it was checked: it changed after it was resolved and checked
+// for links (or is a link itself), so it is refused rather than followed.
+var ErrPathChanged = errors.New("the path changed after it was checked for links")

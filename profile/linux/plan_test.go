@@ -44,7 +44,7 @@ func TestGapsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = Lower(pol, Env{Home: "/home/u"})
+			_, err = Lower(pol, Env{Env: profile.Env{Home: "/home/u"}})
 			ge, ok := errors.AsType[*profile.GapError](err)
 			if !ok {
 				t.Fatalf("Lower = %v, want *profile.GapError", err)
@@ -69,7 +69,7 @@ func TestGapsRefused(t *testing.T) {
 					t.Errorf("error %q does not name %s", ge, g)
 				}
 			}
-			pl, err := Lower(pol, Env{Home: "/home/u", Accept: tt.want})
+			pl, err := Lower(pol, Env{Env: profile.Env{Home: "/home/u"}, Accept: tt.want})
 			if err != nil {
 				t.Fatalf("Lower with the gaps accepted: %v", err)
 			}
@@ -99,7 +99,7 @@ func TestWaivedClassIsNoGap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Lower(pol, Env{Home: "/home/u"}); err != nil {
+		if _, err := Lower(pol, Env{Env: profile.Env{Home: "/home/u"}}); err != nil {
 			t.Errorf("Lower(%s) = %v, want a plan", pol, err)
 		}
 	}

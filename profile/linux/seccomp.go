@@ -35,6 +35,8 @@ func (e Errno) String() string {
 		return "EPERM"
 	case ENOSYS:
 		return "ENOSYS"
+	case EACCES:
+		return "EACCES"
 	}
 	return "errno " + strconv.Itoa(int(e))
 }

@@ -50,7 +50,7 @@ func mustPlan(t *testing.T, opts []profile.Option, accept ...profile.Gap) *Plan 
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Lower(pol, Env{Home: "/home/u", Accept: accept})
+	pl, err := Lower(pol, Env{Env: profile.Env{Home: "/home/u"}, Accept: accept})
 	if err != nil {
 		t.Fatal(err)
 	}

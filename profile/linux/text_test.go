@@ -286,7 +286,7 @@ func TestTextForgedLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Lower(pol, Env{Home: "/home/u", Resolved: map[string]string{"/tmp/link": forged}})
+	pl, err := Lower(pol, Env{Env: profile.Env{Home: "/home/u", Resolved: map[string]string{"/tmp/link": forged}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,9 +320,9 @@ func FuzzPlanText(f *testing.F) {
 		if err != nil || path.Clean(home) != home || path.Clean("/srv/"+kernel) != "/srv/"+kernel || strings.Contains(kernel, "/") {
 			return // not a policy, or not what a kernel spelling can be (clean, absolute)
 		}
-		env := Env{Home: home, Accept: []profile.Gap{profile.GapLoopback}, Resolved: map[string]string{
+		env := Env{Accept: []profile.Gap{profile.GapLoopback}, Env: profile.Env{Home: home, Resolved: map[string]string{
 			"/srv/" + name: "/srv/" + kernel, "/p/home": home, "/p/ssh": home + "/.ssh/" + kernel,
-		}}
+		}}}
 		pl, err := Lower(pol, env)
 		if pl == nil || (err != nil) != (len(pl.Refused) > 0) {
 			t.Fatalf("Lower = %v, %v: want a plan, with an error just when it refuses gaps", pl, err)
@@ -345,7 +345,7 @@ func TestTextGoldens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, _ := Lower(pol, Env{Home: "/home/alice", Accept: []profile.Gap{profile.GapLocalServices}})
+		pl, _ := Lower(pol, Env{Env: profile.Env{Home: "/home/alice"}, Accept: []profile.Gap{profile.GapLocalServices}})
 		checkText(t, pl)
 	}
 }

@@ -1,21 +1,16 @@
 package seatbelt
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/procage-go/procage/internal/golden"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
 // update rewrites the golden profiles: go test ./profile/seatbelt -update.
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/ instead of comparing")
 
 // testHome is the home directory the golden profiles are lowered for.
 const testHome = "/Users/alice"
@@ -30,29 +25,6 @@ func onlyClass(c profile.Class) profile.Option {
 		}
 	}
 	return profile.Waive(waive...)
-}
-
-// checkGolden compares got with testdata/name, or rewrites it with
-// -update.
-func checkGolden(t testing.TB, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(name))
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./profile/seatbelt -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got); if the change is intended run go test ./profile/seatbelt -update:\n%s", path, diff)
-	}
 }
 
 func TestGoldenBase(t *testing.T) {
@@ -78,7 +50,7 @@ func TestGoldenBase(t *testing.T) {
 			if tc.class == "" && strings.Contains(text, ";; "+LayerHardDeny) {
 				t.Fatalf("%s: a hard-deny layer with every class waived", tc.reason)
 			}
-			checkGolden(t, "base/"+tc.name, text)
+			golden.Check(t, "base/"+tc.name, text)
 		})
 	}
 }

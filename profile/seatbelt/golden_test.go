@@ -3,6 +3,7 @@ package seatbelt
 import (
 	"testing"
 
+	"github.com/procage-go/procage/internal/golden"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -54,7 +55,7 @@ func TestGoldenLower(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			plan := mustLower(t, mustNew(t, tc.opts...), tc.env)
-			checkGolden(t, "lower/"+tc.name, plan.Text())
+			golden.Check(t, "lower/"+tc.name, plan.Text())
 		})
 	}
 }

@@ -68,6 +68,7 @@ type result struct {
 	buildFails []string
 	unfinished []key
 	nonJSON    []string
+	passed     map[key]bool
 }
 
 // maxOutput bounds the output kept per test; a skip message is short.
@@ -79,7 +80,7 @@ const (
 
 // scan reads a `go test -json` stream.
 func scan(r io.Reader, allow []allowRule) (*result, error) {
-	res := &result{pkgs: map[string]*counts{}, failOutput: map[key]string{}}
+	res := &result{pkgs: map[string]*counts{}, failOutput: map[key]string{}, passed: map[key]bool{}}
 	running := map[key]bool{}
 	var order []key
 	output := map[key]*strings.Builder{}
@@ -133,6 +134,7 @@ func scan(r io.Reader, allow []allowRule) (*result, error) {
 			switch ev.Action {
 			case "pass":
 				c.pass++
+				res.passed[k] = true
 			case "fail":
 				c.fail++
 				res.fails = append(res.fails, k)
@@ -204,6 +206,19 @@ func (r *result) problems() []string {
 	}
 	if passed == 0 {
 		p = append(p, "no test passed")
+	}
+	return p
+}
+
+// notPassed lists each test of must ("package test") that did not pass:
+// it failed, skipped or never ran.
+func (r *result) notPassed(must []string) []string {
+	var p []string
+	for _, m := range must {
+		pkg, test, _ := strings.Cut(m, " ")
+		if !r.passed[key{pkg, test}] {
+			p = append(p, fmt.Sprintf("%s %s must pass, and did not (failed, skipped or not run)", pkg, test))
+		}
 	}
 	return p
 }

@@ -133,7 +133,8 @@ func TestParseAllow(t *testing.T) {
 
 // TestLinuxAllow: the Linux allow-list parses, and each rule accepts only
 // a skip internal/testenv named, for a reason that depends on who runs the
-// tests (root or not), never on the host.
+// tests (root or not), never on the host; but the one test about a kernel
+// without Landlock, which .ci/kernel-matrix runs.
 func TestLinuxAllow(t *testing.T) {
 	b, err := os.ReadFile("allow_linux.txt")
 	if err != nil {
@@ -150,11 +151,12 @@ func TestLinuxAllow(t *testing.T) {
 	for _, r := range []testenv.Reason{testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot} {
 		reasons = append(reasons, strings.TrimSuffix(testenv.Message(r, ""), ": "))
 	}
+	landlockOn := strings.TrimSuffix(testenv.Message(testenv.ReasonLandlockOn, ""), ": ")
 	for _, r := range rules {
 		if r.pkg == "*" || r.test == "*" {
 			t.Errorf("rule %+v: name the package and the test", r)
 		}
-		if !slices.Contains(reasons, r.text) {
+		if !slices.Contains(reasons, r.text) && (r.text != landlockOn || r.test != "TestLinuxNoLandlockKernel") {
 			t.Errorf("rule %+v: want one of the texts %q", r, reasons)
 		}
 		// A rule for a test that no longer exists allows nothing; say so.
@@ -189,21 +191,25 @@ func TestRun(t *testing.T) {
 		name       string
 		allow      string
 		files      []string
+		mustPass   []string
 		stdin      string
 		want       int
 		wantStderr string
 	}{
-		{"clean file", "", []string{okFile}, "", 0, ""},
-		{"clean stdin", "", nil, ev("run", "p", "TestA", "") + ev("pass", "p", "TestA", ""), 0, ""},
-		{"mixed", allowFile, []string{mixed}, "", 1, "TestSandboxSkip skipped"},
-		{"two files", allowFile, []string{okFile, mixed}, "", 1, "TestFails failed"},
-		{"missing file", "", []string{filepath.Join(dir, "nope.json")}, "", 2, "no such file"},
-		{"bad allow-list", okFile, []string{okFile}, "", 2, "allow-list line 1"},
+		{"clean file", "", []string{okFile}, nil, "", 0, ""},
+		{"clean stdin", "", nil, nil, ev("run", "p", "TestA", "") + ev("pass", "p", "TestA", ""), 0, ""},
+		{"mixed", allowFile, []string{mixed}, nil, "", 1, "TestSandboxSkip skipped"},
+		{"two files", allowFile, []string{okFile, mixed}, nil, "", 1, "TestFails failed"},
+		{"missing file", "", []string{filepath.Join(dir, "nope.json")}, nil, "", 2, "no such file"},
+		{"bad allow-list", okFile, []string{okFile}, nil, "", 2, "allow-list line 1"},
+		{"must pass, passed", "", []string{okFile}, []string{"p TestA"}, "", 0, ""},
+		{"must pass, not run", "", []string{okFile}, []string{"p TestA", "p TestZ"}, "", 1, "p TestZ must pass"},
+		{"must pass, skipped", allowFile, []string{mixed}, []string{"example.com/fake/b TestTiming"}, "", 1, "TestTiming must pass"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			got := run(tt.allow, tt.files, strings.NewReader(tt.stdin), &stdout, &stderr)
+			got := run(tt.allow, tt.mustPass, tt.files, strings.NewReader(tt.stdin), &stdout, &stderr)
 			if got != tt.want || !strings.Contains(stderr.String(), tt.wantStderr) {
 				t.Errorf("run = %d, stderr %q; want %d, stderr containing %q", got, stderr.String(), tt.want, tt.wantStderr)
 			}
@@ -211,7 +217,7 @@ func TestRun(t *testing.T) {
 	}
 	// The summary names every skip and the totals.
 	var stdout bytes.Buffer
-	run(allowFile, []string{mixed}, nil, &stdout, &bytes.Buffer{})
+	run(allowFile, nil, []string{mixed}, nil, &stdout, &bytes.Buffer{})
 	for _, want := range []string{
 		"skip (NOT ALLOWED) example.com/fake/a TestSandboxSkip: ",
 		"skip (allowed) example.com/fake/b TestTiming: ",
@@ -221,5 +227,54 @@ func TestRun(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+// TestKernelMatrixAllow: .ci/kernel-matrix's allow-list parses, each rule
+// accepts only a skip internal/testenv named, a rule for any test is the
+// Landlock ABI's alone (Linux 6.1 is older than every policy needs), and
+// each named test exists.
+func TestKernelMatrixAllow(t *testing.T) {
+	b, err := os.ReadFile("allow_kernel_matrix.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := parseAllow(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := func(r testenv.Reason) string { return strings.TrimSuffix(testenv.Message(r, ""), ": ") }
+	var reasons []string
+	for _, r := range []testenv.Reason{testenv.ReasonLandlockABI, testenv.ReasonLandlockOn, testenv.ReasonNoKernelFeature, testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot} {
+		reasons = append(reasons, reason(r))
+	}
+	wildcard := false
+	for _, r := range rules {
+		if !slices.Contains(reasons, r.text) {
+			t.Errorf("rule %+v: want one of the texts %q", r, reasons)
+		}
+		if r.pkg == "*" || r.test == "*" {
+			if r.text != reason(testenv.ReasonLandlockABI) {
+				t.Errorf("rule %+v: only the Landlock ABI may skip any test", r)
+			}
+			wildcard = true
+			continue
+		}
+		dir := filepath.Join("..", "..", "..", strings.TrimPrefix(r.pkg, "github.com/procage-go/procage/"))
+		files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		found := false
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = found || strings.Contains(string(b), "\nfunc "+r.test+"(")
+		}
+		if !found {
+			t.Errorf("rule %+v: no func %s in %s", r, r.test, dir)
+		}
+	}
+	if !wildcard {
+		t.Errorf("no rule for the Landlock ABI's skips")
 	}
 }

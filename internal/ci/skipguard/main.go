@@ -2,7 +2,8 @@
 // skipped for a reason its allow-list does not name, when a test failed or
 // never finished, or when no test passed. The macOS CI lane runs it on
 // every leg, and .ci/run on the Linux tests of tests/ and cage/ (as root
-// and as nobody, with -allow internal/ci/skipguard/allow_linux.txt), so a
+// and as nobody, with -allow internal/ci/skipguard/allow_linux.txt) and in
+// .ci/kernel-matrix's Linux 6.1 guest (allow_kernel_matrix.txt), so a
 // green run cannot hide tests that did not run:
 //
 //	go test -json ./... > test.json
@@ -10,6 +11,8 @@
 //
 // The allow-list (allow.txt, built in; -allow replaces it) holds lines of
 // "package test message-substring", where package and test may be *.
+// -must-pass "package test" (repeatable) also fails the run when that test
+// did not pass: a lane whose point is a test cannot lose it to a skip.
 // Skips from internal/testenv start with "procage-skip(reason)"; with
 // PROCAGE_STRICT_SKIP=1 they are failures before they reach this guard.
 package main
@@ -20,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 //go:embed allow.txt
@@ -27,16 +31,24 @@ var defaultAllow string
 
 func main() {
 	allowFile := flag.String("allow", "", "allow-list file (default: the built-in allow.txt)")
+	var mustPass []string
+	flag.Func("must-pass", `"package test" that must have passed (repeatable)`, func(s string) error {
+		if pkg, test, ok := strings.Cut(s, " "); !ok || pkg == "" || test == "" || strings.Contains(test, " ") {
+			return fmt.Errorf("want \"package test\", got %q", s)
+		}
+		mustPass = append(mustPass, s)
+		return nil
+	})
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: skipguard [-allow file] [test.json ...]  (stdin when no file)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	os.Exit(run(*allowFile, flag.Args(), os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(*allowFile, mustPass, flag.Args(), os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run is main without the process: it returns the exit code.
-func run(allowFile string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(allowFile string, mustPass, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	text := defaultAllow
 	if allowFile != "" {
 		b, err := os.ReadFile(allowFile)
@@ -70,7 +82,7 @@ func run(allowFile string, files []string, stdin io.Reader, stdout, stderr io.Wr
 		return 2
 	}
 	res.print(stdout)
-	if problems := res.problems(); len(problems) > 0 {
+	if problems := append(res.problems(), res.notPassed(mustPass)...); len(problems) > 0 {
 		for _, p := range problems {
 			fmt.Fprintln(stderr, "skipguard:", p)
 		}
