@@ -139,10 +139,20 @@ type grant struct {
 	write bool
 }
 
-// planOnly is the backend of a cage planned for another OS: it refuses.
-type planOnly struct{ b Backend }
+// planOnly is the backend of a cage planned for another OS, or made with
+// PlanOnly: it refuses, with refused if the plan has gaps not accepted.
+type planOnly struct {
+	b       Backend
+	refused error
+}
 
 func (p planOnly) err() error {
+	if p.refused != nil {
+		return p.refused
+	}
+	if p.b == hostBackend && hostHasBackend {
+		return &UnsupportedError{OSBuild: runtime.GOOS, What: "the cage was made with PlanOnly"}
+	}
 	return &UnsupportedError{OSBuild: runtime.GOOS, What: "the " + p.b.String() + " backend only plans on this OS"}
 }
 func (p planOnly) probe(bool) error                     { return p.err() }

@@ -48,6 +48,9 @@ func hostOSBuild() string {
 	return "macOS " + v
 }
 
+// hostLandlockABI: no Landlock here; a Linux plan is for the newest ABI.
+func hostLandlockABI() int { return 0 }
+
 func libOrUnsupported() (*libsandbox.Lib, error) {
 	lib, err := loadLib()
 	if err != nil {

@@ -27,6 +27,10 @@ const (
 // hostOSBuild names the kernel: "Linux" and uname's release.
 func hostOSBuild() string { return "Linux " + linuxsandbox.KernelRelease() }
 
+// hostLandlockABI is the running kernel's Landlock ABI, which a PlanOnly
+// cage plans for.
+func hostLandlockABI() int { return linuxsandbox.KernelABI() }
+
 // hostSandboxed: Landlock domains and seccomp filters stack, so an outer
 // sandbox does not stop a cage from being built (the cage is then the
 // intersection of both).

@@ -120,3 +120,22 @@ func TestLinuxBaseLinkInWritableTree(t *testing.T) {
 		t.Errorf("/usr/local/lib outside every writable tree: %q, %v; want /srv (the system's own link)", got, err)
 	}
 }
+
+// TestPlanOnlyKernelABI: a PlanOnly cage for the host's Linux backend
+// plans for the running kernel's Landlock ABI, as an enforcing cage does,
+// on any kernel (an older one than the plan needs included), and its
+// plan says what it needs.
+func TestPlanOnlyKernelABI(t *testing.T) {
+	c, err := cage.New(mustPolicy(t, profile.Read("/usr/share"), profile.Network(profile.NetworkLoopback, 8080)), cage.PlanOnly())
+	if err != nil {
+		t.Fatalf("PlanOnly New: %v", err)
+	}
+	want := linuxsandbox.KernelABI()
+	if want <= 0 || want > linux.MaxABI {
+		want = linux.MaxABI
+	}
+	pl := c.LinuxPlan()
+	if pl.ABI != want || pl.MinABI != 6 || len(pl.Refused) != 1 || pl.Refused[0].Gap != profile.GapLoopback {
+		t.Errorf("plan ABI %d (need %d), refused %v; want ABI %d, need 6 and the loopback gap refused", pl.ABI, pl.MinABI, pl.Refused, want)
+	}
+}

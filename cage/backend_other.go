@@ -14,6 +14,9 @@ const (
 
 func hostOSBuild() string { return runtime.GOOS }
 
+// hostLandlockABI: no Landlock here; a Linux plan is for the newest ABI.
+func hostLandlockABI() int { return 0 }
+
 func hostSandboxed() (bool, error) { return false, nil }
 
 func seatbeltCompiler() (compiler, error) { return nil, nil }

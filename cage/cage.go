@@ -58,6 +58,8 @@ type Cage struct {
 //
 // A cage for another OS's backend does steps 2 and 3 only, so a plan can
 // be inspected anywhere; spawning from it fails with an [*UnsupportedError].
+// So does a cage made with [PlanOnly], whose plan may also list gaps it
+// refuses.
 func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	var cfg config
 	for _, o := range opts {
@@ -83,7 +85,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	default:
 		cfg.backend = hostBackend
 	}
-	host := hostHasBackend && cfg.backend == hostBackend
+	host := hostHasBackend && cfg.backend == hostBackend && !cfg.planOnly
 
 	sandboxed := cfg.sandboxed
 	if sandboxed == nil && host {
@@ -125,7 +127,16 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		}
 		c.planned = p
 	case BackendLinux:
-		p, err := planLinux(policy, env, cfg.accept, 0)
+		abi := 0
+		if cfg.planOnly && hostHasBackend && cfg.backend == hostBackend {
+			abi = hostLandlockABI()
+		}
+		p, err := planLinux(policy, env, cfg.accept, abi)
+		if _, gap := errors.AsType[*profile.GapError](err); gap && cfg.planOnly {
+			c.planned = p
+			c.be = planOnly{b: cfg.backend, refused: policyError(err)}
+			return c, nil
+		}
 		if err != nil {
 			return nil, policyError(err)
 		}
@@ -133,6 +144,8 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 	}
 
 	switch {
+	case cfg.planOnly:
+		c.be = planOnly{b: cfg.backend}
 	case cfg.enforce != nil:
 		be, err := cfg.enforce(c, c.planned)
 		if err != nil {
@@ -146,7 +159,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		}
 		c.be = be
 	default:
-		c.be = planOnly{cfg.backend}
+		c.be = planOnly{b: cfg.backend}
 	}
 	return c, nil
 }
@@ -164,6 +177,9 @@ func (c *Cage) resolve() error {
 		c.resolver = r
 	}
 	home := c.cfg.home
+	if home == "" {
+		home = c.policy.Home()
+	}
 	if home == "" {
 		h, err := os.UserHomeDir()
 		if err != nil {

@@ -119,7 +119,9 @@
 // git hooks a writable tree may hold, secrets under a readable home)
 // cannot be enforced: New refuses
 // such a policy with a [*PolicyError] of kind [ErrGap] naming each part, unless the class is
-// waived or the gap accepted by name ([AcceptGaps]). A kernel whose
+// waived or the gap accepted by name ([AcceptGaps], or the policy's own
+// profile.AcceptGaps); a [PlanOnly] cage shows the plan of such a policy,
+// each refused part listed, for review. A kernel whose
 // Landlock ABI is older than the plan needs (6, Linux 6.12, by default) is
 // an [*UnsupportedError] naming the kernel.
 //

@@ -24,13 +24,14 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 // planLinux lowers the policy for Landlock and seccomp at Landlock ABI abi
 // (0: the newest this package knows). It is portable, so a Linux plan can
 // be previewed on any OS. A part Linux cannot enforce is a *profile.GapError
-// unless accepted ([AcceptGaps]).
+// unless accepted ([AcceptGaps]), returned with the plan, which lists it.
 func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi int) (*linuxPlan, error) {
 	le := linux.Env{Env: env, Accept: accept, ABI: abi, Root: os.Geteuid() == 0}
 	pl, err := linux.Lower(policy, le)
 	if err != nil {
 		if _, ok := errors.AsType[*profile.GapError](err); ok {
-			return nil, err
+			// The plan too, for a PlanOnly cage to show.
+			return &linuxPlan{plan: pl, policy: policy, env: le}, err
 		}
 		return nil, fmt.Errorf("cage: %w", err)
 	}
@@ -40,7 +41,7 @@ func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi
 // LinuxPlan returns the cage's Linux plan, or nil for another backend:
 // the Landlock ruleset (each path with its rights and layer), the TCP port
 // rules, the scopes, the seccomp rules, the minimum Landlock ABI and the
-// accepted gaps. Package profile/linux decides it and documents each part.
+// accepted gaps (and, in a [PlanOnly] cage, the refused ones). Package profile/linux decides it and documents each part.
 func (c *Cage) LinuxPlan() *linux.Plan {
 	if p, ok := c.planned.(*linuxPlan); ok {
 		return p.plan.Clone() // the backend enforces p.plan: a caller's change must not reach it

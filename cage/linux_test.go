@@ -89,3 +89,60 @@ func TestAcceptGapsMacOS(t *testing.T) {
 		t.Error("a macOS cage has a Linux plan")
 	}
 }
+
+// TestPlanOnlyRefusedGaps: a PlanOnly cage shows a plan with gaps it does
+// not accept, each listed as refused, and starting it refuses with the
+// error New would have returned; nothing runs.
+func TestPlanOnlyRefusedGaps(t *testing.T) {
+	opts := []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, 8080)}
+	c, err := linuxCage(t, opts, cage.PlanOnly(), cage.AcceptGaps(profile.GapLoopback))
+	if err != nil {
+		t.Fatalf("PlanOnly New: %v", err)
+	}
+	pl := c.LinuxPlan()
+	if pl == nil || len(pl.Refused) != 1 || pl.Refused[0].Gap != profile.GapSecrets || len(pl.Accepted) != 1 || pl.Accepted[0].Gap != profile.GapLoopback {
+		t.Fatalf("plan refused %v, accepted %v; want secrets refused, loopback accepted", pl.Refused, pl.Accepted)
+	}
+	for _, want := range []string{"REFUSED GAP (not accepted) secrets-inside-allowed-tree: ", "ACCEPTED GAP (not enforced) network-loopback: ", "path policy   /home/u: read_file|read_dir"} {
+		if !strings.Contains(c.Plan(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, c.Plan())
+		}
+	}
+	err = c.Command(t.Context(), "/bin/true").Run()
+	if pe, ok := errors.AsType[*cage.PolicyError](err); !ok || !errors.Is(err, cage.ErrGap) || len(pe.Gaps) != 1 || pe.Gaps[0].Gap != profile.GapSecrets {
+		t.Errorf("Run of a PlanOnly cage with a refused gap = %v, want the ErrGap refusal", err)
+	}
+
+	// Without gaps, a PlanOnly cage plans and refuses to start.
+	c, err = linuxCage(t, []profile.Option{profile.Read("/usr/share")}, cage.PlanOnly())
+	if err != nil || len(c.LinuxPlan().Refused) != 0 {
+		t.Fatalf("PlanOnly New: %v", err)
+	}
+	if err := c.Command(t.Context(), "/bin/true").Run(); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Run of a PlanOnly cage = %v, want errors.ErrUnsupported", err)
+	}
+}
+
+// TestPolicyGapsAndHome: the gaps and the home directory a policy names
+// (a saved policy's accept_gaps and home) are honoured as the options are;
+// WithHome still overrides the policy's home.
+func TestPolicyGapsAndHome(t *testing.T) {
+	pol, err := profile.New(profile.BaseV1, profile.ReadWrite("/srv/w"), profile.Network(profile.NetworkLoopback, 8080),
+		profile.AcceptGaps(profile.GapLoopback, profile.GapTrustHandoff), profile.Home("/home/saved"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PlanOnly: this is about the plan, on any kernel (an enforcing cage
+	// needs Landlock ABI 6).
+	c, err := cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly())
+	if err != nil {
+		t.Fatalf("New with the policy's accepted gaps: %v", err)
+	}
+	if c.Home() != "/home/saved" || len(c.LinuxPlan().Accepted) != 2 {
+		t.Errorf("Home() = %q, accepted %v; want the policy's home and both gaps", c.Home(), c.LinuxPlan().Accepted)
+	}
+	c, err = cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly(), cage.WithHome("/home/opt"))
+	if err != nil || c.Home() != "/home/opt" {
+		t.Errorf("WithHome over the policy's home: %v, %q", err, c.Home())
+	}
+}

@@ -62,6 +62,7 @@ type config struct {
 	backend     Backend       // 0 until New picks the host's
 	links       []string      // accepted links, kernel spelling
 	accept      []profile.Gap // Linux gaps the caller accepts (AcceptGaps)
+	planOnly    bool          // PlanOnly
 
 	presets []preset.Preset // WithPresets, in order
 
@@ -150,7 +151,8 @@ func WithFS(fsys pathresolve.FS, firmlinks []pathresolve.Firmlink) Option {
 }
 
 // WithHome sets the home directory the hard-deny classes protect
-// (default os.UserHomeDir). It must be absolute.
+// (default: the policy's own, [profile.Home], else os.UserHomeDir). It
+// must be absolute.
 func WithHome(dir string) Option {
 	return optionFunc(func(c *config) error {
 		if err := pathresolve.CheckAbs(dir); err != nil {

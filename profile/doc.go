@@ -31,7 +31,10 @@
 // ([Seatbelt]) that are parsed and validated at construction, so a typo
 // fails here rather than in a child; only modifiers of known effect are
 // accepted, and a broad allow (every Mach service, (allow default)) only
-// when the policy names its kind ([AcceptBroad]). Paths must be absolute and normalised.
+// when the policy names its kind ([AcceptBroad]). A policy may also accept
+// Linux gaps by name ([AcceptGaps]) and name the home directory the
+// hard-deny classes protect ([Home]), so a saved policy replays exactly.
+// Paths must be absolute and normalised, with no control character.
 // A policy has a versioned JSON form ([ParseJSON], [Policy.MarshalJSON]).
 //
 // # Hard-deny classes

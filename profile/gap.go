@@ -9,8 +9,9 @@ import (
 // Gap names a part of a policy a backend cannot enforce. Only the Linux
 // lowering (package profile/linux) has gaps today: Landlock rules only add
 // access, and seccomp sees numbers, not paths. A plan containing one is
-// refused with a *GapError unless the caller accepts the gap by name; an
-// accepted gap is listed in the plan and not enforced.
+// refused with a *GapError unless the caller or the policy ([AcceptGaps])
+// accepts the gap by name; an accepted gap is listed in the plan and not
+// enforced.
 type Gap string
 
 const (
@@ -67,6 +68,15 @@ func ParseGap(s string) (Gap, error) {
 		}
 	}
 	return "", fmt.Errorf("unknown gap %q", s)
+}
+
+// gapNames lists the gaps' names for an error.
+func gapNames() string {
+	var names []string
+	for _, g := range Gaps() {
+		names = append(names, string(g))
+	}
+	return strings.Join(names, ", ")
 }
 
 // GapPart is one occurrence of a gap in a plan: the Gap and what exactly.

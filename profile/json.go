@@ -12,8 +12,11 @@ import (
 	"unicode/utf8"
 )
 
-// JSONVersion is the version of the policy's JSON form.
-const JSONVersion = 1
+// JSONVersion is the newest version of the policy's JSON form. Version 2
+// adds "accept_gaps" and "home"; [ParseJSON] reads versions 1 and 2, and
+// [Policy.MarshalJSON] writes version 1 for a policy that uses neither,
+// so older readers still take it.
+const JSONVersion = 2
 
 // jsonPolicy is the versioned JSON form. Field order is the output order.
 type jsonPolicy struct {
@@ -28,6 +31,8 @@ type jsonPolicy struct {
 	Waive       []string     `json:"waive,omitempty"`
 	AcceptBroad []string     `json:"accept_broad,omitempty"`
 	Seatbelt    []string     `json:"seatbelt,omitempty"`
+	AcceptGaps  []string     `json:"accept_gaps,omitempty"` // version 2
+	Home        string       `json:"home,omitempty"`        // version 2
 }
 
 type jsonFSRule struct {
@@ -43,12 +48,19 @@ type jsonNetwork struct {
 	ListenAny bool   `json:"listen_any,omitempty"`
 }
 
-// MarshalJSON writes the versioned JSON form ({"version":1, ...}).
+// MarshalJSON writes the versioned JSON form ({"version":1, ...}; 2 when
+// the policy accepts gaps or names its home).
 func (p Policy) MarshalJSON() ([]byte, error) {
 	if !p.validated {
 		return nil, errors.New("profile: MarshalJSON on a zero Policy")
 	}
-	j := jsonPolicy{Version: JSONVersion, Base: p.base.String(), UnixSockets: p.sockets, MachLookup: p.mach, Fork: p.fork, ExecOnly: p.execOnly, Seatbelt: p.seatSrc}
+	j := jsonPolicy{Version: 1, Base: p.base.String(), UnixSockets: p.sockets, MachLookup: p.mach, Fork: p.fork, ExecOnly: p.execOnly, Seatbelt: p.seatSrc, Home: p.home}
+	for _, g := range p.gaps {
+		j.AcceptGaps = append(j.AcceptGaps, string(g))
+	}
+	if len(j.AcceptGaps) > 0 || j.Home != "" {
+		j.Version = 2
+	}
 	for _, r := range p.fs {
 		jr := jsonFSRule{}
 		for _, a := range []Access{AccessRead, AccessWrite, AccessExec} {
@@ -123,8 +135,20 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 	if err := dec.Decode(&j); err != nil {
 		return Policy{}, jsonError(err, loc)
 	}
-	if j.Version != JSONVersion {
-		return Policy{}, &Error{Field: "version", Value: fmt.Sprint(j.Version), Err: fmt.Errorf("unsupported policy version (want %d)", JSONVersion)}
+	if j.Version < 1 || j.Version > JSONVersion {
+		return Policy{}, &Error{Field: "version", Value: fmt.Sprint(j.Version), Err: fmt.Errorf("unsupported policy version (want 1 or %d)", JSONVersion)}
+	}
+	if j.Version < 2 {
+		// An older reader refuses these fields as unknown; a file that
+		// uses them says so by its version.
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"accept_gaps", len(j.AcceptGaps) > 0}, {"home", j.Home != ""}} {
+			if f.set {
+				return Policy{}, &Error{Field: f.name, Err: errors.New(`needs "version": 2`)}
+			}
+		}
 	}
 	if j.Base == "" {
 		return Policy{}, &Error{Field: "base", Err: errors.New("missing (want \"v1\")")}
@@ -214,6 +238,12 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 	}
 	for i, s := range j.Seatbelt {
 		opts = append(opts, renamed(fmt.Sprintf("seatbelt[%d]", i), Seatbelt(s)))
+	}
+	for i, g := range j.AcceptGaps {
+		opts = append(opts, renamed(fmt.Sprintf("accept_gaps[%d]", i), AcceptGaps(Gap(g))))
+	}
+	if j.Home != "" {
+		opts = append(opts, Home(j.Home))
 	}
 	return New(base, opts...)
 }
@@ -463,5 +493,5 @@ func (p Policy) Equal(q Policy) bool {
 	return p.base == q.base && slices.Equal(p.fs, q.fs) && p.network == q.network && p.listenAny == q.listenAny &&
 		slices.Equal(p.ports, q.ports) && slices.Equal(p.sockets, q.sockets) &&
 		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) && slices.Equal(p.broad, q.broad) &&
-		slices.Equal(p.seatSrc, q.seatSrc) && p.validated == q.validated
+		slices.Equal(p.seatSrc, q.seatSrc) && slices.Equal(p.gaps, q.gaps) && p.home == q.home && p.validated == q.validated
 }

@@ -17,6 +17,8 @@ func FuzzParseJSON(f *testing.F) {
 		`{"version":1,"base":"v1","fs":[{"access":["read","write"],"subpath":"/Users/me/p"}],"fork":true}`,
 		`{"version":1,"base":"v1","network":{"mode":"loopback","ports":[8080]},"waive":["secrets"]}`,
 		`{"version":1,"base":"v1","fork":true,"fork":true}`,
+		`{"version":2,"base":"v1","accept_gaps":["network-loopback","mach-services"],"home":"/home/me"}`,
+		`{"version":1,"base":"v1","home":"/home/me"}`,
 		"{\n\"version\": 1,\n\"base\": \"v1\",\n\"fs\": [{\"access\": \"read\"}]}",
 		`[`, ``, `{"a":{"b":[1,{"c":2}]}}`,
 		nested(maxJSONDepth - 1), nested(maxJSONDepth), nested(5000),

@@ -43,7 +43,15 @@ func TestJSONErrors(t *testing.T) {
 		in, field, want string
 		line, col       int
 	}{
-		{`{"version":2,"base":"v1"}`, "version", "unsupported policy version", 1, 12},
+		{`{"version":3,"base":"v1"}`, "version", "unsupported policy version (want 1 or 2)", 1, 12},
+		{`{"version":0,"base":"v1"}`, "version", "unsupported policy version", 1, 12},
+		{`{"version":1,"base":"v1","accept_gaps":["network-loopback"]}`, "accept_gaps", `needs "version": 2`, 1, 40},
+		{`{"version":1,"base":"v1","home":"/home/me"}`, "home", `needs "version": 2`, 1, 33},
+		{`{"version":2,"base":"v1","accept_gaps":["network-loopback","loopback"]}`, "accept_gaps[1]", `"loopback": unknown gap (known: secrets-inside-allowed-tree, `, 1, 60},
+		{"{\n  \"version\": 2,\n  \"base\": \"v1\",\n  \"accept_gaps\": [\"all\"]\n}", "accept_gaps[0]", "unknown gap", 4, 19},
+		{`{"version":2,"base":"v1","accept_gaps":"network-loopback"}`, "accept_gaps", "want an array, not string", 1, 40},
+		{`{"version":2,"base":"v1","home":"home/me"}`, "home", "not absolute", 1, 33},
+		{`{"version":2,"base":"v1","home":"/home/me/"}`, "home", "not normalised", 1, 33},
 		{`{"base":"v1"}`, "version", "unsupported policy version", 1, 1},
 		{`{"version":1}`, "base", "missing", 1, 1},
 		{`{"version":1,"base":"v9"}`, "base", "unknown base", 1, 21},
@@ -120,5 +128,50 @@ func TestJSONRoundTripNetworkAndBroad(t *testing.T) {
 	data, _ := json.Marshal(p)
 	if want := `"network":{"mode":"on","any_port":true,"listen_any":true}`; !strings.Contains(string(data), want) {
 		t.Errorf("Marshal = %s, want it to contain %s", data, want)
+	}
+}
+
+// TestJSONVersion2: accepted gaps and the home directory round-trip in a
+// version 2 document; a policy without them is still written as version
+// 1, which older readers take, and version 1 documents still parse.
+func TestJSONVersion2(t *testing.T) {
+	p := mustNew(t, ReadWrite("/home/me/project"), AcceptGaps(GapTrustHandoff, GapLoopback, GapTrustHandoff), Home("/home/me"), Network(NetworkLoopback, 8080))
+	if got, want := p.AcceptedGaps(), []Gap{GapTrustHandoff, GapLoopback}; !cmp.Equal(got, want) {
+		t.Errorf("AcceptedGaps = %v, want %v (report order, once each)", got, want)
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"version":2,"base":"v1","fs":[{"access":["read","write"],"subpath":"/home/me/project"}],"network":{"mode":"loopback","ports":[8080]},"accept_gaps":["trust-handoff-inside-writable-tree","network-loopback"],"home":"/home/me"}`
+	if diff := cmp.Diff(want, string(data)); diff != "" {
+		t.Errorf("Marshal (-want +got):\n%s", diff)
+	}
+	q, err := ParseJSON(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Equal(q) || q.Home() != "/home/me" {
+		t.Errorf("round trip changed the policy:\n%v\n%v", p, q)
+	}
+	if p.Equal(mustNew(t, ReadWrite("/home/me/project"), AcceptGaps(GapTrustHandoff, GapLoopback), Network(NetworkLoopback, 8080))) {
+		t.Error("policies that differ in their home are Equal")
+	}
+
+	old := mustNew(t, Read("/usr/share"))
+	data, _ = json.Marshal(old)
+	if !strings.HasPrefix(string(data), `{"version":1,`) {
+		t.Errorf("a policy without gaps or home is written as %s, want version 1", data)
+	}
+	v1, err := ParseJSON(strings.NewReader(`{"version":1,"base":"v1","fs":[{"access":["read"],"subpath":"/usr/share"}]}`))
+	if err != nil || !v1.Equal(old) {
+		t.Errorf("version 1 document: %v, %v", v1, err)
+	}
+	v2, err := ParseJSON(strings.NewReader(`{"version":2,"base":"v1","fs":[{"access":["read"],"subpath":"/usr/share"}]}`))
+	if err != nil || !v2.Equal(old) {
+		t.Errorf("version 2 document without the new fields: %v, %v", v2, err)
+	}
+	if _, err := New(BaseV1, AcceptGaps("everything")); err == nil {
+		t.Error("AcceptGaps took an unknown gap")
 	}
 }

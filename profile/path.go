@@ -13,6 +13,7 @@ var (
 	ErrPathTooLong     = fmt.Errorf("path is longer than %d bytes, the longest path macOS resolves (MAXPATHLEN)", MaxPathLen)
 	ErrPathNotAbsolute = errors.New("path is not absolute")
 	ErrPathNotClean    = errors.New("path is not normalised (no \".\", \"..\", \"//\" or trailing slash)")
+	ErrPathControl     = errors.New("path contains a control character (a line break, tab or escape), line separator or bidirectional control, which no printed plan could show as it is")
 )
 
 // MaxPathLen is the longest path the macOS kernel looks up: MAXPATHLEN,
@@ -23,12 +24,15 @@ const MaxPathLen = 1023
 
 // CheckPath reports whether path can be used in a policy: absolute,
 // normalised, at most MaxPathLen bytes, and representable in SBPL (no NUL,
-// valid UTF-8).
+// valid UTF-8, no control character).
 func CheckPath(path string) error {
 	if len(path) > MaxPathLen {
 		return ErrPathTooLong
 	}
 	if err := sbpl.CheckString(path); err != nil {
+		if errors.Is(err, sbpl.ErrControl) {
+			return ErrPathControl
+		}
 		return err
 	}
 	if !strings.HasPrefix(path, "/") {

@@ -192,6 +192,8 @@ type Policy struct {
 	broad     []Broad
 	seatbelt  []sbpl.Rule
 	seatSrc   []string
+	gaps      []Gap
+	home      string
 	validated bool
 }
 
@@ -358,6 +360,9 @@ func Seatbelt(rules string) Option {
 			if err := parsed[i].Validate(); err != nil {
 				return &Error{Field: "seatbelt", Value: rules, Err: err}
 			}
+			if _, err := parsed[i].Text(); err != nil {
+				return &Error{Field: "seatbelt", Value: rules, Err: err} // a string it cannot write back (a control character)
+			}
 			parsed[i].Comment, parsed[i].Layer = "", ""
 		}
 		p.seatbelt = append(p.seatbelt, sbpl.FilterDenies(parsed)...)
@@ -395,6 +400,38 @@ func AcceptBroad(kinds ...Broad) Option {
 			}
 			p.broad = append(p.broad, k)
 		}
+		return nil
+	})
+}
+
+// AcceptGaps accepts the named gaps ([Gap]): the Linux lowering leaves
+// them unenforced, listed in its plan, instead of refusing the policy. A
+// policy saved with its accepted gaps (JSON "accept_gaps") runs again as
+// it was accepted. Gaps mean nothing on macOS.
+func AcceptGaps(gaps ...Gap) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, g := range gaps {
+			if _, err := ParseGap(string(g)); err != nil {
+				return &Error{Field: "accept_gaps", Value: string(g), Err: fmt.Errorf("unknown gap (known: %s)", gapNames())}
+			}
+			p.gaps = append(p.gaps, g)
+		}
+		return nil
+	})
+}
+
+// Home sets the home directory the hard-deny classes protect (~/.ssh,
+// shell startup files), an absolute, normalised path. Without it the
+// caller's own is protected (package cage: os.UserHomeDir, or
+// cage.WithHome). A policy that names one protects that directory for
+// every user who runs it, and not theirs: set it to replay a plan
+// exactly, not in a policy others share.
+func Home(dir string) Option {
+	return optionFunc(func(p *Policy) error {
+		if err := CheckPath(dir); err != nil {
+			return &Error{Field: "home", Value: dir, Err: err}
+		}
+		p.home = dir
 		return nil
 	})
 }
@@ -535,6 +572,7 @@ func (p Policy) clone() Policy {
 	q.broad = slices.Clone(p.broad)
 	q.seatbelt = slices.Clone(p.seatbelt)
 	q.seatSrc = slices.Clone(p.seatSrc)
+	q.gaps = slices.Clone(p.gaps)
 	return q
 }
 
@@ -569,6 +607,8 @@ func (p *Policy) normalize() {
 	p.waived = slices.Compact(p.waived)
 	slices.Sort(p.broad)
 	p.broad = slices.Compact(p.broad)
+	slices.SortFunc(p.gaps, func(a, b Gap) int { return slices.Index(Gaps(), a) - slices.Index(Gaps(), b) })
+	p.gaps = slices.Compact(p.gaps)
 }
 
 // Base returns the policy's base.
@@ -602,6 +642,12 @@ func (p Policy) Waived(c Class) bool { return slices.Contains(p.waived, c) }
 
 // AcceptedBroad returns the broad Seatbelt-layer allow kinds the policy accepts.
 func (p Policy) AcceptedBroad() []Broad { return slices.Clone(p.broad) }
+
+// AcceptedGaps returns the gaps the policy accepts, in report order.
+func (p Policy) AcceptedGaps() []Gap { return slices.Clone(p.gaps) }
+
+// Home returns the home directory the policy names ([Home]), or "".
+func (p Policy) Home() string { return p.home }
 
 // SeatbeltRules returns the caller's Seatbelt-layer rules, parsed.
 func (p Policy) SeatbeltRules() []sbpl.Rule { return slices.Clone(p.seatbelt) }
@@ -683,6 +729,12 @@ func (p Policy) String() string {
 	}
 	if len(p.seatbelt) > 0 {
 		fmt.Fprintf(&b, "; %d seatbelt rules", len(p.seatbelt))
+	}
+	if len(p.gaps) > 0 {
+		fmt.Fprintf(&b, "; accepts gaps %v", p.gaps)
+	}
+	if p.home != "" {
+		fmt.Fprintf(&b, "; home %s", p.home)
 	}
 	b.WriteByte('}')
 	return b.String()

@@ -201,3 +201,21 @@ func mustJSON(t *testing.T, p Policy) string {
 	}
 	return string(b)
 }
+
+// TestControlCharacters (issue 24): a path, Mach name or Seatbelt string
+// with a control character is refused when the policy is built, naming
+// why: no printed plan could show it as it is.
+func TestControlCharacters(t *testing.T) {
+	for _, o := range []Option{
+		Read("/tmp/x\n(allow default)"), Read("/tmp/x\rA"), UnixSocket("/run/\x1b[2Jx"), Home("/home/\tme"),
+		MachLookup("com.x\u0085"), Seatbelt(`(allow file-read* (literal "/a\nb"))`),
+	} {
+		_, err := New(BaseV1, o)
+		if err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("New = %v, want a refusal naming the control character", err)
+		}
+	}
+	if _, err := New(BaseV1, Read("/Users/me/Desktop/Screenshot at 10.00.00\u202fAM.png")); err != nil {
+		t.Errorf("a path with U+202F (macOS screenshot names): %v", err)
+	}
+}

@@ -135,7 +135,9 @@ func TestPolicyExamples(t *testing.T) {
 }
 
 // TestPolicyRoundTrip: the policy 'plan --json' prints, given back with
-// --policy, makes the same plan; so does a policy built from flags.
+// --policy, makes the same plan; so does a policy built from flags, its
+// accepted gaps and home directory included (issue 24), for either
+// backend.
 func TestPolicyRoundTrip(t *testing.T) {
 	examples, _ := filepath.Glob("../../docs/examples/*.json")
 	flags := [][]string{
@@ -143,13 +145,20 @@ func TestPolicyRoundTrip(t *testing.T) {
 			"--unix-socket", "/var/run/x.sock", "--mach", "com.apple.trustd.agent", "--fork", "--waive", "secrets",
 			"--seatbelt", `(allow sysctl-read (sysctl-name "kern.ostype"))`},
 		{"--exec-target-only", "--network", "on"},
+		{"--write", "/tmp/w", "--network", "loopback", "--port", "8080", "--accept-gap", "network-loopback", "--home", "/Users/bob"},
+		{"--backend", "linux", "--write", "/tmp/w", "--network", "loopback", "--port", "8080", "--accept-gap", "network-loopback", "--home", "/home/bob"},
+		{"--backend", "linux", "--read", "/tmp/r", "--mach", "com.apple.x"}, // a refused gap
 	}
 	for _, f := range examples {
-		flags = append(flags, []string{"--policy", f})
+		flags = append(flags, []string{"--policy", f}, []string{"--backend", "linux", "--policy", f})
 	}
 	dir := t.TempDir()
 	for i, args := range flags {
-		code, first, errs := runCLI(t, append([]string{"plan", "--backend", "macos", "--json"}, args...)...)
+		backend := "macos"
+		if len(args) > 1 && args[0] == "--backend" {
+			backend, args = args[1], args[2:]
+		}
+		code, first, errs := runCLI(t, append([]string{"plan", "--backend", backend, "--json"}, args...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errs)
 		}
@@ -164,7 +173,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 		if err := os.WriteFile(saved, plan.Policy, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, second, errs := runCLI(t, "plan", "--backend", "macos", "--json", "--policy", saved)
+		code, second, errs := runCLI(t, "plan", "--backend", backend, "--json", "--policy", saved)
 		if code != 0 {
 			t.Fatalf("%d %v: the saved policy does not load: exit %d: %s\n%s", i, args, code, errs, plan.Policy)
 		}

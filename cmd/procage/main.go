@@ -9,6 +9,13 @@
 //	procage demo                                          # a plan, and what caged runs under it may and may not do
 //	procage --version
 //
+// plan always prints the plan: on Linux a policy with gaps run would
+// refuse is printed too, exit status 0, each gap marked with the
+// --accept-gap that accepts it, and a warning on standard error. A path
+// in plan's header lines or in a Linux plan that is not plain text is
+// quoted as a Go string literal, and a policy path with a control
+// character is refused, so no path can forge a line of a saved plan.
+//
 // Help goes to standard output with exit status 0. An error is one line
 // on standard error, naming what is wrong and, where procage knows it,
 // the flag that would fix it; nothing is written to standard output.

@@ -184,7 +184,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{"plan", "--read", "my docs/../x"}, `procage plan: --read 'my docs/../x' (` + wd + `/my docs/../x): path is not normalised`},
 		{[]string{"plan", "--exec", "/it's/../x"}, `procage plan: --exec '/it'\''s/../x': path is not normalised`},
-		{[]string{"plan", "--read", "/a\nb/../c"}, `procage plan: --read $'/a\x0ab/../c': path is not normalised`},
+		{[]string{"plan", "--read", "/a\nb/../c"}, `procage plan: --read $'/a\x0ab/../c': path contains a control character`},
+		{[]string{"plan", "--read", "/a b/../c"}, `procage plan: --read '/a b/../c': path is not normalised`},
 		{[]string{"plan", "--write", "/a/../b"}, `procage plan: --write /a/../b: path is not normalised`},
 		{[]string{"plan", "--network", "wifi"}, `procage plan: --network "wifi": want off, loopback or on`},
 		{[]string{"plan", "--network", "loopback", "--port", "70000"}, "procage plan: --network loopback --port 70000: port must be 1..65535"},

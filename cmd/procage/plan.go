@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/plantext"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/sbpl"
 	"github.com/procage-go/procage/profile/seatbelt"
@@ -24,15 +26,27 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 	if err != nil {
 		return nil, err
 	}
-	var gaps []profile.Gap
+	// Accepted gaps and the home directory go into the policy, so the one
+	// plan --json prints replays as it was made.
+	var more []profile.Option
 	for _, name := range pf.acceptGaps {
 		g, err := profile.ParseGap(name)
 		if err != nil {
 			return nil, badValuef("--accept-gap %q: not a gap (%s)", name, gapNames())
 		}
-		gaps = append(gaps, g)
+		more = append(more, profile.AcceptGaps(g))
 	}
-	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit), cage.AcceptGaps(gaps...)}, opts...)
+	if pf.home != "" {
+		abs, err := absFlag("--home", trimSlash(pf.home))
+		if err != nil {
+			return nil, err
+		}
+		more = append(more, flagged("--home "+shellQuote(abs), profile.Home(abs)))
+	}
+	if p, err = p.With(more...); err != nil {
+		return nil, err
+	}
+	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit)}, opts...)
 	for _, l := range pf.acceptLinks {
 		abs, err := absFlag("--accept-link", l)
 		if err != nil {
@@ -41,13 +55,9 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 		opts = append(opts, cage.AcceptLink(kernelLink(b, abs)))
 	}
 	opts = append(opts, b.opts...)
-	if pf.home != "" {
+	if h := p.Home(); h != "" {
 		// After the backend's options: the simulated Mac names its own.
-		abs, err := absFlag("--home", pf.home)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, cage.WithHome(abs))
+		opts = append(opts, cage.WithHome(h))
 	}
 	if len(pf.presets) > 0 {
 		opts = append(opts, cage.WithPresets(pf.presets...))
@@ -159,52 +169,97 @@ func cmdPlan(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c, err := prepare(&pf, fs, b, stderr)
+	var refused []profile.GapPart
+	if pe, ok := errors.AsType[*cage.PolicyError](err); ok && pe.Kind == cage.ErrGap {
+		// The plan is shown all the same, each gap marked as refused: it
+		// is what to review before accepting one.
+		refused = pe.Gaps
+		c, err = prepare(&pf, fs, b, stderr, cage.PlanOnly())
+	}
 	if err != nil {
 		return err
 	}
-	plan := c.SeatbeltPlan()
-	isSeatbelt := plan != nil // else another backend's plan, whose text says what it is
-	if !isSeatbelt {
-		plan = &seatbelt.Plan{Profile: &sbpl.Profile{}}
+	if len(refused) > 0 {
+		fmt.Fprintf(stderr, "procage plan: warning: run refuses this plan: %s\n", describeGaps(refused))
 	}
 	if *asJSON {
-		type rewrite struct {
-			From   string `json:"from"`
-			To     string `json:"to"`
-			Reason string `json:"reason"`
-			Via    string `json:"via,omitempty"`
-		}
-		out := struct {
-			Backend  string    `json:"backend"`
-			Home     string    `json:"home"`
-			Policy   any       `json:"policy"`
-			Rewrites []rewrite `json:"rewrites"`
-			Params   []string  `json:"params"`
-			Rules    int       `json:"rules"`
-			Profile  string    `json:"profile"`
-		}{Backend: b.name, Home: c.Home(), Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.NumRules(), Profile: c.Plan()}
-		for _, r := range c.Rewrites() {
-			out.Rewrites = append(out.Rewrites, rewrite{From: r.From, To: r.To, Reason: r.Reason.String(), Via: r.Via})
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(out)
+		return writePlanJSON(stdout, c, b, refused)
 	}
-	// Rewrites are SBPL comments, so the whole output is a valid profile.
-	if isSeatbelt {
-		fmt.Fprintf(stdout, "; procage plan: %d rules\n", plan.NumRules())
+	_, err = io.WriteString(stdout, planText(c, b, refused))
+	return err
+}
+
+// writePlanJSON prints the plan for tools.
+func writePlanJSON(stdout io.Writer, c *cage.Cage, b *backend, refused []profile.GapPart) error {
+	plan := c.SeatbeltPlan()
+	if plan == nil { // another backend's plan, whose text says what it is
+		plan = &seatbelt.Plan{Profile: &sbpl.Profile{}}
+	}
+	type rewrite struct {
+		From   string `json:"from"`
+		To     string `json:"to"`
+		Reason string `json:"reason"`
+		Via    string `json:"via,omitempty"`
+	}
+	out := struct {
+		Backend  string    `json:"backend"`
+		Home     string    `json:"home"`
+		Policy   any       `json:"policy"`
+		Rewrites []rewrite `json:"rewrites"`
+		Params   []string  `json:"params"`
+		Rules    int       `json:"rules"`
+		Refused  []string  `json:"refused_gaps,omitempty"`
+		Profile  string    `json:"profile"`
+	}{Backend: b.name, Home: c.Home(), Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.NumRules(), Refused: gapList(refused), Profile: c.Plan()}
+	for _, r := range c.Rewrites() {
+		out.Rewrites = append(out.Rewrites, rewrite{From: r.From, To: r.To, Reason: r.Reason.String(), Via: r.Via})
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// planText is the plan as plan prints it: a header of comment lines (the
+// rule count, the simulated file system, the rewrites, the parameters,
+// the gaps run refuses), then the plan's own text. Every string in the
+// header goes through plantext, as the plan's own do, so no path can end
+// a comment line: the whole text is a valid profile (macOS), and a Linux
+// plan whose every line is a rule or a comment.
+func planText(c *cage.Cage, b *backend, refused []profile.GapPart) string {
+	var out strings.Builder
+	comment := "#" // the Linux plan's
+	plan := c.SeatbeltPlan()
+	if plan != nil {
+		comment = ";"
+		fmt.Fprintf(&out, "; procage plan: %d rules\n", plan.NumRules())
 	}
 	if b.simulated {
-		fmt.Fprintf(stdout, "; paths resolved against a simulated macOS file system (home %s)\n", c.Home())
+		fmt.Fprintf(&out, "%s paths resolved against a simulated macOS file system (home %s)\n", comment, plantext.Word(c.Home()))
 	}
 	for _, r := range c.Rewrites() {
-		fmt.Fprintf(stdout, "; rewrite: %s -> %s (%s %s)\n", r.From, r.To, r.Reason, r.Via)
+		fmt.Fprintf(&out, "%s rewrite: %s -> %s (%s %s)\n", comment, plantext.Word(r.From), plantext.Word(r.To), plantext.Word(r.Reason.String()), plantext.Word(r.Via))
 	}
-	for _, p := range plan.Params {
-		fmt.Fprintf(stdout, "; parameter bound per spawn: %s\n", p)
+	if plan != nil {
+		for _, p := range plan.Params {
+			fmt.Fprintf(&out, "; parameter bound per spawn: %s\n", plantext.Word(p))
+		}
 	}
-	_, err = io.WriteString(stdout, c.Plan())
-	return err
+	for _, g := range gapList(refused) {
+		fmt.Fprintf(&out, "%s procage run refuses this plan: gap %s not accepted (--accept-gap %s accepts it)\n", comment, plantext.Word(g), plantext.Word(g))
+	}
+	out.WriteString(c.Plan())
+	return out.String()
+}
+
+// gapList names the gaps of parts, once each, in report order.
+func gapList(parts []profile.GapPart) []string {
+	var names []string
+	for _, p := range parts {
+		if !slices.Contains(names, string(p.Gap)) {
+			names = append(names, string(p.Gap))
+		}
+	}
+	return names
 }
 
 // gapNames lists the gaps --accept-gap takes.

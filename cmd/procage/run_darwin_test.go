@@ -39,3 +39,6 @@ func TestRunMakeExample(t *testing.T) {
 		t.Errorf("the recipe did not run: %q, %v", made, err)
 	}
 }
+
+// requireCage skips unless this host can cage (not already sandboxed).
+func requireCage(t *testing.T) { testenv.RequireUnsandboxed(t) }

@@ -8,7 +8,7 @@
 //	}
 //	pl, err := linux.Lower(policy, linux.Env{Env: profile.Env{Home: "/home/me"}})
 //	if err != nil {
-//		return err // a *profile.GapError names each part Linux cannot enforce
+//		return err // a *profile.GapError names each part Linux cannot enforce (pl lists them, to review)
 //	}
 //	fmt.Print(pl) // json.Marshal(pl) for tools
 //

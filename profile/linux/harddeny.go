@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/procage-go/procage/internal/plantext"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -30,9 +31,10 @@ type Denial struct {
 	Access FSAccess
 }
 
-// String describes the denial on one line, as the plan's text shows it.
+// String describes the denial on one line, as the plan's text shows it
+// (paths quoted as [Plan.String] quotes them).
 func (d Denial) String() string {
-	return fmt.Sprintf("%s: %s %s loses %s (protected %s)", d.Class, d.Layer, d.Path, d.Access, d.Protected)
+	return fmt.Sprintf("%s: %s %s loses %s (protected %s)", plantext.Word(string(d.Class)), plantext.Word(string(d.Layer)), plantext.Word(d.Path), d.Access, plantext.Word(d.Protected))
 }
 
 // fsProtected maps a class's protection to the Landlock rights it refuses.

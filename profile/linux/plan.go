@@ -92,6 +92,10 @@ type Plan struct {
 	Network profile.NetworkMode
 	// Accepted are the gaps present and accepted: not enforced.
 	Accepted []profile.GapPart
+	// Refused are the gaps present and not accepted: a plan that has them
+	// comes only with Lower's *profile.GapError, for review, and is never
+	// to be put in force.
+	Refused []profile.GapPart
 	// Denied lists the rights the hard-deny classes took away from policy
 	// rules on or beneath a protected path (a deny beats an allow, as on
 	// macOS).
@@ -113,13 +117,17 @@ type abiNeed struct {
 }
 
 // Lower turns a policy into a Linux plan. Parts Linux cannot enforce are
-// a *profile.GapError unless env.Accept names them.
+// a *profile.GapError unless env.Accept or the policy
+// ([profile.AcceptGaps]) names them; the plan is returned with that error
+// all the same, listing them in Refused, so it can be shown before the
+// gaps are accepted. A plan with Refused parts must not be put in force.
 func Lower(p profile.Policy, env Env) (*Plan, error) {
 	abi := env.ABI
 	if abi <= 0 || abi > MaxABI {
 		abi = MaxABI
 	}
-	pl := &Plan{ABI: abi, Forking: p.Forking(), home: env.Home, accept: slices.Clone(env.Accept),
+	accept := append(slices.Clone(env.Accept), p.AcceptedGaps()...)
+	pl := &Plan{ABI: abi, Forking: p.Forking(), home: env.Home, accept: accept,
 		secrets: !p.Waived(profile.Secrets), trust: !p.Waived(profile.TrustHandoff)}
 	resolve := func(s string) string {
 		if r, ok := env.Resolved[s]; ok {
@@ -247,16 +255,15 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	}
 	sortRules(pl.Rules)
 
-	var refused []profile.GapPart
 	for _, g := range gaps {
-		if slices.Contains(env.Accept, g.Gap) {
+		if slices.Contains(accept, g.Gap) {
 			pl.Accepted = append(pl.Accepted, g)
 		} else {
-			refused = append(refused, g)
+			pl.Refused = append(pl.Refused, g)
 		}
 	}
-	if len(refused) > 0 {
-		return nil, &profile.GapError{Parts: refused}
+	if len(pl.Refused) > 0 {
+		return pl, &profile.GapError{Parts: slices.Clone(pl.Refused)}
 	}
 	return pl, nil
 }

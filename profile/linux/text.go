@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/procage-go/procage/internal/plantext"
 	"github.com/procage-go/procage/profile"
 )
 
 // String renders the plan for people: the Landlock ruleset (each path with
 // its rights and layer), the network rules and scopes, the seccomp rules,
-// the minimum ABI and the accepted gaps.
+// the minimum ABI, and the accepted and refused gaps. A path, or a gap's
+// detail, that is not plain printable text (a line break, a control or
+// escape character, a space in a path) is written as a Go string literal
+// (strconv.Quote), so each rule is one line no path can forge another
+// beside: strconv.Unquote gives the path back.
 func (pl *Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Linux plan: Landlock ABI %d planned, at least %d needed\n", pl.ABI, pl.MinABI)
@@ -21,7 +26,7 @@ func (pl *Plan) String() string {
 	fmt.Fprintf(&b, "landlock handled net: %s\n", pl.HandledNet)
 	fmt.Fprintf(&b, "landlock scopes: %s\n", pl.Scopes)
 	for _, r := range pl.Rules {
-		fmt.Fprintf(&b, "path %-8s %s: %s\n", r.Layer, r.Path, r.Access)
+		fmt.Fprintf(&b, "path %-8s %s: %s\n", plantext.Word(string(r.Layer)), plantext.Word(r.Path), r.Access)
 	}
 	for _, r := range pl.NetRules {
 		fmt.Fprintf(&b, "tcp port %d: %s\n", r.Port, r.Access)
@@ -36,7 +41,10 @@ func (pl *Plan) String() string {
 		fmt.Fprintf(&b, "hard-deny %s\n", d)
 	}
 	for _, g := range pl.Accepted {
-		fmt.Fprintf(&b, "ACCEPTED GAP (not enforced) %s\n", g)
+		fmt.Fprintf(&b, "ACCEPTED GAP (not enforced) %s: %s\n", plantext.Word(string(g.Gap)), plantext.Text(g.Detail))
+	}
+	for _, g := range pl.Refused {
+		fmt.Fprintf(&b, "REFUSED GAP (not accepted) %s: %s\n", plantext.Word(string(g.Gap)), plantext.Text(g.Detail))
 	}
 	return b.String()
 }
@@ -55,6 +63,7 @@ type planJSON struct {
 	Forking    bool           `json:"forking"`
 	Seccomp    []seccompJSON  `json:"seccomp"`
 	Accepted   []gapPartJSON  `json:"accepted_gaps"`
+	Refused    []gapPartJSON  `json:"refused_gaps,omitempty"`
 	Denied     []denialJSON   `json:"hard_denied"`
 	Arches     map[string]int `json:"seccomp_program_length"`
 	Ceilings   map[string]int `json:"seccomp_enosys_above"`
@@ -129,6 +138,9 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 	}
 	for _, g := range pl.Accepted {
 		j.Accepted = append(j.Accepted, gapPartJSON(g))
+	}
+	for _, g := range pl.Refused {
+		j.Refused = append(j.Refused, gapPartJSON(g))
 	}
 	for _, d := range pl.Denied {
 		j.Denied = append(j.Denied, denialJSON{Class: d.Class, Protected: d.Protected, Path: d.Path, Layer: d.Layer, Access: names(d.Access)})

@@ -9,7 +9,9 @@
 //	text, err := prof.Text() // (version 1)\n(deny default)\n(allow file-read* (subpath "/usr/lib"))\n
 //
 // Every string the writer emits goes through [Quote], the package's only
-// escaper; [Parse] reads the same subset back (version, allow and deny
+// SBPL string escaper, and every comment and layer name through the plan
+// text quoting (printable text as it is, anything else as a Go string
+// literal on one line); [Parse] reads the same subset back (version, allow and deny
 // forms, comments and ";;" layer headings; debug forms are dropped), so
 // write and read round-trip. [ReadProfile] also reads the little Scheme
 // hand-written profiles use (constant defines, conditionals on parameters)

@@ -1,7 +1,10 @@
 package sbpl
 
 import (
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -68,6 +71,40 @@ func FuzzParse(f *testing.F) {
 		}
 		if text != text2 {
 			t.Fatalf("write(read(x)) is not a fixpoint:\n%s\n---\n%s", text, text2)
+		}
+	})
+}
+
+// FuzzComment: any comment and layer name is written on comment lines that
+// read back as exactly that comment and layer, with no extra rule or
+// form, and every line of the text is a comment, a form or blank.
+func FuzzComment(f *testing.F) {
+	for _, s := range []string{"why", "a\n(allow default)", "a\r(allow default)", " x ", `"q"`, ";;x", ";x", "a\\b", "\x1b[2J", "\u2028(allow default)", "\xff"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, comment, layer string) {
+		prof := &Profile{Version: 1, Rules: []Rule{
+			{Effect: Deny, Ops: []string{"default"}, Layer: layer, Comment: comment},
+			{Effect: Allow, Ops: []string{"file-read*"}, Filters: []*Filter{Literal("/x")}, Layer: layer},
+		}}
+		text, err := prof.Text()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if line != "" && !strings.HasPrefix(line, ";") && !strings.HasPrefix(line, "(") {
+				t.Fatalf("comment %q, layer %q: line %q is neither comment nor form:\n%s", comment, layer, line, text)
+			}
+			if !utf8.ValidString(line) || strings.ContainsFunc(line, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }) {
+				t.Fatalf("line %q is not printable text", line)
+			}
+		}
+		got, err := Parse(text)
+		if err != nil {
+			t.Fatalf("Parse: %v\n%s", err, text)
+		}
+		if diff := cmp.Diff(prof, got); diff != "" {
+			t.Fatalf("comment %q, layer %q did not read back (-want +got):\n%s\n%s", comment, layer, diff, text)
 		}
 	})
 }

@@ -2,9 +2,12 @@ package sbpl
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/procage-go/procage/internal/plantext"
 )
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.
@@ -22,8 +25,10 @@ func (e *ParseError) Error() string {
 
 // Parse reads a whole profile: an optional (version N) form followed by
 // allow and deny rules. Comments before a rule become its Comment, and
-// ";;" lines set the Layer of the rules after them, so Parse reads back what
-// [Profile.Text] writes. (debug ...) forms are accepted and dropped: they
+// ";;" lines set the Layer of the rules after them (a line holding one Go
+// string literal, as [Profile.Text] quotes a comment that would not read
+// back as it is, is unquoted), so Parse reads back what [Profile.Text]
+// writes. (debug ...) forms are accepted and dropped: they
 // only turn on logging (Apple's SBPL prelude defines debug as a macro that
 // expands to nothing, 0xbf00/simbple src/scm/sbpl_v1.scm), and Homebrew's
 // and Bazel's profiles start with (debug deny). Other top-level forms
@@ -390,10 +395,12 @@ func (p *parser) errf(format string, args ...any) error {
 	return &ParseError{p.line, p.col, fmt.Sprintf(format, args...)}
 }
 
+// takeComment returns the comment lines since the last form, joined by
+// spaces (empty lines left out), and forgets them.
 func (p *parser) takeComment() string {
-	s := strings.TrimSpace(strings.Join(p.comment, " "))
+	lines := slices.DeleteFunc(p.comment, func(s string) bool { return s == "" })
 	p.comment = nil
-	return s
+	return strings.Join(lines, " ")
 }
 
 // skipSpace skips white space and comments, recording comment text.
@@ -410,15 +417,27 @@ func (p *parser) skipSpace() {
 			}
 			text := p.src[start:p.pos]
 			if strings.HasPrefix(text, ";;") {
-				p.layer = strings.TrimSpace(strings.TrimLeft(text, ";"))
+				p.layer = unquoteComment(strings.TrimLeft(text, ";"))
 				p.comment = nil
 			} else {
-				p.comment = append(p.comment, strings.TrimSpace(strings.TrimPrefix(text, ";")))
+				p.comment = append(p.comment, unquoteComment(strings.TrimPrefix(text, ";")))
 			}
 		default:
 			return
 		}
 	}
+}
+
+// unquoteComment returns a comment line's text as the writer had it: the
+// writer quotes a comment that would not read back as it is (a line break
+// in it, a control character, space at either end) as a Go string literal
+// (internal/plantext), and such a line is unquoted here.
+func unquoteComment(text string) string {
+	text = strings.TrimSpace(text)
+	if s, err := plantext.Unquote(text); err == nil {
+		return s
+	}
+	return text
 }
 
 func (p *parser) expr(depth int) (any, error) {

@@ -20,7 +20,11 @@ func TestQuote(t *testing.T) {
 		{in: `a"b`, want: `"a\"b"`},
 		{in: `a\b`, want: `"a\\b"`},
 		{in: `\"`, want: `"\\\""`},
-		{in: "new\nline", want: "\"new\nline\""},
+		{in: "new\nline", err: ErrControl},
+		{in: "/x\r(allow default)", err: ErrControl},
+		{in: "/x\x1b[2J", err: ErrControl},
+		{in: "/x\u0085", err: ErrControl},
+		{in: "/x\u202fy", want: "\"/x\u202fy\""}, // macOS screenshot names hold U+202F
 		{in: "caf\u00e9", want: "\"caf\u00e9\""},
 		{in: "a\x00b", err: ErrNUL},
 		{in: "\xff", err: ErrInvalidUTF8},

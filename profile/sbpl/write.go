@@ -5,11 +5,16 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/procage-go/procage/internal/plantext"
 )
 
 // Text returns the profile as SBPL source. The output is deterministic:
 // the same Profile always gives the same bytes. It fails only when a string
-// cannot be quoted (see [Quote]).
+// cannot be quoted (see [Quote]). A comment or layer name is written on one
+// line as it is when it is printable text, and otherwise as a Go string
+// literal (strconv.Quote), so no comment can end its line and start a
+// form: [Parse] reads both back.
 func (p *Profile) Text() (string, error) {
 	var b strings.Builder
 	b.Grow(96 * (len(p.Rules) + 1))
@@ -34,15 +39,15 @@ func (p *Profile) write(b *strings.Builder) error {
 	layer := ""
 	for i := range p.Rules {
 		r := &p.Rules[i]
-		if l := oneLine(r.Layer); l != layer {
-			layer = l
+		if r.Layer != layer {
+			layer = r.Layer
 			b.WriteString("\n;; ")
-			b.WriteString(layer)
+			b.WriteString(plantext.Text(layer))
 			b.WriteByte('\n')
 		}
-		if c := oneLine(r.Comment); c != "" {
+		if r.Comment != "" {
 			b.WriteString("; ")
-			b.WriteString(c)
+			b.WriteString(plantext.Text(r.Comment))
 			b.WriteByte('\n')
 		}
 		if err := r.write(b); err != nil {
@@ -164,13 +169,4 @@ func isDelimiter(c byte) bool {
 func looksNumeric(s string) bool {
 	t := strings.TrimLeft(s, "+-")
 	return t != "" && t[0] >= '0' && t[0] <= '9'
-}
-
-// oneLine makes a comment or layer name fit on one comment line, as the
-// reader will read it back.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\n\r\t\f\v") && !strings.Contains(s, "  ") && strings.TrimSpace(s) == s {
-		return s // the common case, without allocating
-	}
-	return strings.TrimSpace(strings.Join(strings.Fields(s), " "))
 }
