@@ -1,6 +1,8 @@
 /* Shared declarations of the fake libsandbox / libsystem_sandbox used by the
  * Linux tests of internal/libsandbox. Not Apple code: a test double written
- * from the layouts in /work/shared/reference/libsandbox.md §2-§8. */
+ * from the layouts of the private interface as WebKit's SandboxSPI.h declares
+ * them (https://opensource.apple.com/source/WTF/WTF-7609.2.9.0.5/wtf/spi/darwin/SandboxSPI.h.auto.html)
+ * and as internal/libsandbox's doc describes. */
 #ifndef FAKE_H
 #define FAKE_H
 
