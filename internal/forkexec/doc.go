@@ -22,7 +22,7 @@
 // The child runs, in order: [StepSession] (setsid, or setpgid(0, 0) when
 // Attr.ProcessGroup is set; then the runtime's post-fork signal reset),
 // [StepStdio] (syscall's two-pass dup2 shuffle, so fds 0..n-1 are
-// Attr.Files), [StepDir], [StepRlimit], [StepApply], [StepConfirm],
+// Attr.Files), [StepDir], [StepRlimit], [StepNamespace], [StepApply], [StepConfirm],
 // [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
 // action, the Attr.Calls tagged with it run in order. A failure writes
 // {step and the failing call's position, errno} (8 bytes, atomic on a
