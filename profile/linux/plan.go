@@ -57,6 +57,9 @@ type Env struct {
 	// system's files, so seccomp also refuses mode, owner and xattr
 	// changes (Landlock does not restrict them).
 	Root bool
+	// Tier is the enforcement tier to plan for: TierT1 adds the mounts
+	// (Plan.Mounts) and changes the gaps they close.
+	Tier Tier
 }
 
 // Plan is a policy lowered to Landlock and seccomp: everything a Linux
@@ -65,6 +68,10 @@ type Env struct {
 // table, see [Filter]). String renders it for people, MarshalJSON for
 // tools.
 type Plan struct {
+	// Tier is the enforcement tier planned for.
+	Tier Tier
+	// Mounts are a T1 plan's mount layout (none at T2).
+	Mounts []Mount
 	// ABI is the Landlock ABI planned for: the rights and scopes it knows
 	// are handled.
 	ABI int
@@ -392,6 +399,7 @@ func (p *Plan) Clone() *Plan {
 		q.Accepted[i].Protected = slices.Clone(g.Protected)
 	}
 	q.Denied = slices.Clone(p.Denied)
+	q.Mounts = slices.Clone(p.Mounts)
 	q.needs = slices.Clone(p.needs)
 	q.accept = slices.Clone(p.accept)
 	return &q
