@@ -449,4 +449,3 @@ func Join(a, b *Calls) *Calls {
 	}
 	return c
 }
-
