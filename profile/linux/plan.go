@@ -134,7 +134,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		abi = MaxABI
 	}
 	accept := append(slices.Clone(env.Accept), p.AcceptedGaps()...)
-	pl := &Plan{ABI: abi, Forking: p.Forking(), home: env.Home, accept: accept,
+	pl := &Plan{ABI: abi, Tier: env.Tier, Forking: p.Forking(), home: env.Home, accept: accept,
 		secrets: !p.Waived(profile.Secrets), trust: !p.Waived(profile.TrustHandoff)}
 	resolve := func(s string) string {
 		if r, ok := env.Resolved[s]; ok {
@@ -169,6 +169,9 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		}
 		pr, denials, parts := hd.apply(PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy}, r.Target != profile.Literal)
 		pl.Denied = append(pl.Denied, denials...)
+		if pl.Tier == TierT1 {
+			parts = t1Parts(parts, pr)
+		}
 		gaps = append(gaps, parts...)
 		if pr.Access != 0 {
 			pl.Rules = append(pl.Rules, pr)
@@ -244,7 +247,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
 		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
 	}
-	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess))
+	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess), pl.Tier)
 
 	pl.MinABI = 1
 	for _, n := range needs {
@@ -261,6 +264,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Rules[i].Access &= pl.HandledFS
 	}
 	sortRules(pl.Rules)
+	pl.Mounts = pl.MountsFor(pl.Rules)
 
 	for _, g := range gaps {
 		if slices.Contains(accept, g.Gap) {
@@ -332,6 +336,9 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 			a &= FSFileRights
 		}
 		r, _, ps := hd.apply(PathRule{Path: g.Path, Access: a & pl.HandledFS, Layer: LayerGrant}, g.Dir)
+		if pl.Tier == TierT1 {
+			ps = t1Parts(ps, r)
+		}
 		for _, p := range ps {
 			if !slices.Contains(pl.accept, p.Gap) {
 				parts = append(parts, p)
