@@ -414,8 +414,17 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		}
 		b.close(m.Path, target)
 	}
-	if ns.Dir != "" {
+	var dst unix.Stat_t
+	if ns.Dir != "" && unix.Stat(ns.Dir, &dst) == nil {
+		// By name (chdir follows links as StepDir's did), then checked: the
+		// directory entered must be the one the parent saw.
 		b.call("chdir "+ns.Dir+" again", b.raw(unix.SYS_CHDIR, b.cstr(ns.Dir)))
+		fd, buf := b.slot(), new(unix.Stat_t)
+		b.keep = append(b.keep, buf)
+		b.call("open the working directory", b.raw(unix.SYS_OPENAT, atFDCWD, b.cstr("."), unix.O_PATH|unix.O_CLOEXEC).StoreResult(fd))
+		b.call("fstat the working directory (must be the one the parent saw)", b.raw(unix.SYS_FSTAT, 0, uintptr(unsafe.Pointer(buf))).ArgFrom(0, fd).
+			WantEqual(&buf.Dev, dst.Dev).WantEqual(&buf.Ino, dst.Ino))
+		b.close("the working directory", fd)
 	}
 	c.keep = append(c.keep, b.keep)
 	return c, nil
