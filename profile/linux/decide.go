@@ -315,6 +315,13 @@ func argValue(s string) (uint64, error) {
 // EACCES is Landlock's answer to an access no rule allows.
 const EACCES Errno = 13
 
+// ENOENT is what a T1 run sees beneath a protected store's empty mount.
+const ENOENT Errno = 2
+
+// EROFS is what a T1 run's write or metadata change on a read-only mount
+// fails with.
+const EROFS Errno = 30
+
 // Decision is what a plan does with an Access, and which rule decides.
 type Decision struct {
 	// Access is the access decided.
@@ -345,6 +352,10 @@ type Decision struct {
 	Gaps []profile.GapPart
 	// Note says what else bears on the access.
 	Note string
+	// Mount is the T1 mount that decides a filesystem access Landlock
+	// allows: a protected store's empty read-only mount (hide), which
+	// leaves nothing beneath it to reach.
+	Mount *Mount
 
 	network profile.NetworkMode // the plan's, for the text
 	abi     int
@@ -417,6 +428,24 @@ func (pl *Plan) Decide(a Access) (Decision, error) {
 		if c.Missing != 0 {
 			d.Allowed, d.Errno = false, EACCES
 			break
+		}
+	}
+	if d.Allowed {
+		for i, m := range pl.Mounts {
+			if m.Kind != MountHide || !within(a.Path, m.Path) {
+				continue
+			}
+			d.Mount = &pl.Mounts[i]
+			makes := a.Op == OpCreate || a.Op == OpMkdir || a.Op == OpSymlink || a.Op == OpMkfifo || a.Op == OpRight && a.Right&dirContentRights != 0
+			switch {
+			case a.Path == m.Path && (a.Op == OpRead || a.Op == OpList):
+				d.Note = "at tier T1 an empty read-only mount covers it (if it exists when the run starts): it reads as empty"
+			case a.Path == m.Path || makes || a.Op == OpWrite || a.Op == OpTruncate:
+				d.Allowed, d.Errno = false, EROFS
+			default:
+				d.Allowed, d.Errno = false, ENOENT
+			}
+			return d, nil
 		}
 	}
 	if d.Allowed {
@@ -680,6 +709,8 @@ func (d Decision) String() string {
 		if d.Access.Host != "" && d.NetHandled {
 			b.WriteString("; Landlock does not see the host")
 		}
+	case d.Mount != nil && !d.Allowed:
+		fmt.Fprintf(&b, "denied (%s) at tier T1: the mount %s %s covers it with an empty read-only mount (if it exists when the run starts)", d.Errno, d.Mount.Kind, d.Mount.Path)
 	default:
 		d.fsString(&b)
 	}
@@ -762,6 +793,7 @@ type decisionJSON struct {
 	NetHandled bool          `json:"net_handled,omitempty"`
 	Gaps       []gapPartJSON `json:"accepted_gaps"`
 	Note       string        `json:"note,omitempty"`
+	Mount      *mountJSON    `json:"mount,omitempty"`
 	Text       string        `json:"text"`
 }
 
@@ -823,6 +855,10 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 			cs = append(cs, c.String())
 		}
 		j.Seccomp = &seccompJSON{Syscall: r.Syscall, If: strings.Join(cs, " && "), Errno: r.Errno.String(), Why: r.Why}
+	}
+	if d.Mount != nil {
+		m := mountJSON(*d.Mount)
+		j.Mount = &m
 	}
 	if d.Net != nil {
 		j.NetRule = &netRuleJSON{Port: d.Net.Port, Access: names(d.Net.Access)}

@@ -37,6 +37,10 @@ func (e Errno) String() string {
 		return "ENOSYS"
 	case EACCES:
 		return "EACCES"
+	case ENOENT:
+		return "ENOENT"
+	case EROFS:
+		return "EROFS"
 	}
 	return "errno " + strconv.Itoa(int(e))
 }

@@ -149,12 +149,11 @@ func t1Parts(parts []profile.GapPart, r PathRule) []profile.GapPart {
 		case p.Class == profile.Secrets && r.Access&fsWrite == 0:
 			continue
 		case p.Class == profile.Secrets:
-			p.Detail = fmt.Sprintf("secrets protects %s inside the writable tree %s: at T1 each store that exists gets an empty read-only mount, "+
-				"but one that does not exist when the run starts can be created there (a mount needs an existing mountpoint; Landlock rules only add access)", listSome(p.Protected), r.Path)
+			p.Detail = fmt.Sprintf("secrets protects %s inside the writable tree %s; at T1 the stores that exist are hidden, "+
+				"but a run can create one that does not exist (a mount needs an existing mountpoint)", listSome(p.Protected), r.Path)
 		case p.Class == profile.TrustHandoff:
-			p.Detail = fmt.Sprintf("trust-handoff protects %s inside the writable tree %s: at T1 existing git payloads (config, hooks, commondir, info/attributes) "+
-				"and startup files are read-only and each .git and its ancestors pinned, but the run can create new names no mount covers and Landlock cannot deny: "+
-				".git/commondir pointing at a planted config, .git/hooks where it is missing, a nested .git, git init where no .git exists, startup files that do not exist", listSome(p.Protected), r.Path)
+			p.Detail = fmt.Sprintf("trust-handoff protects %s inside the writable tree %s; at T1 existing git payloads and startup files are read-only, "+
+				"but a run can create names no mount covers (.git/commondir, .git/hooks where missing, a nested .git, git init, new startup files)", listSome(p.Protected), r.Path)
 		}
 		out = append(out, p)
 	}
