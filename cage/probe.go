@@ -35,7 +35,8 @@ type ProbeResult struct {
 	T1 error
 	// Policy is what New does with the default policy (Base V1 alone)
 	// here: nil, or why it refuses it (a Landlock ABI older than the plan
-	// needs). Only checked when apply works.
+	// needs; a policy that waives process-access may still run). Only
+	// checked when apply works; not part of Err, since the host can cage.
 	Policy error
 }
 
@@ -65,7 +66,7 @@ func (r ProbeResult) Err() error {
 	if errors.Is(r.RunSearch, errNotChecked) {
 		return r.Apply
 	}
-	return errors.Join(r.Apply, r.RunSearch, r.Policy)
+	return errors.Join(r.Apply, r.RunSearch)
 }
 
 // String summarises the result on one line, naming the sandbox and each

@@ -285,7 +285,7 @@ func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 		return exitFailure, usagef("probe takes no arguments")
 	}
 	r := cage.Probe()
-	failed := r.Apply != nil || r.RunSearch != nil || r.Policy != nil
+	failed := r.Apply != nil || r.RunSearch != nil
 	if *asJSON {
 		errText := func(err error) *string {
 			if err == nil {
