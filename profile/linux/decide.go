@@ -430,6 +430,11 @@ func (pl *Plan) Decide(a Access) (Decision, error) {
 			break
 		}
 	}
+	if !d.Allowed && pl.Tier == TierT1 && (file|dir)&fsWrite != 0 && !pl.onWritableMount(a.Path) {
+		// The read-only mount answers before Landlock's hook runs.
+		d.Errno = EROFS
+		d.Note = "at tier T1 the path is on a read-only mount, whose EROFS comes before Landlock's EACCES"
+	}
 	if d.Allowed {
 		for i, m := range pl.Mounts {
 			if m.Kind != MountHide || !within(a.Path, m.Path) {
@@ -729,7 +734,7 @@ func (d Decision) fsString(b *strings.Builder) {
 			if c.Missing == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "denied (EACCES): no Landlock rule grants %s on %s", c.Missing, c.At)
+			fmt.Fprintf(b, "denied (%s): no Landlock rule grants %s on %s", d.Errno, c.Missing, c.At)
 			for _, dn := range c.Denied {
 				fmt.Fprintf(b, "; hard-deny %s took %s from the %s rule %s (protected %s)", dn.Class, dn.Access&c.Missing, dn.Layer, dn.Path, dn.Protected)
 			}
@@ -867,4 +872,15 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 		j.Gaps = append(j.Gaps, gapPartJSON(g))
 	}
 	return json.Marshal(j)
+}
+
+// onWritableMount reports whether p lies in one of a T1 plan's writable
+// trees.
+func (pl *Plan) onWritableMount(p string) bool {
+	for _, m := range pl.Mounts {
+		if m.Kind == MountWritable && within(p, m.Path) {
+			return true
+		}
+	}
+	return false
 }

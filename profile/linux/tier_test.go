@@ -113,3 +113,44 @@ func TestT1RootSeccomp(t *testing.T) {
 		}
 	}
 }
+
+// TestT1Decide: at T1 explain answers as the mounts do: a file beneath a
+// hidden store is missing (ENOENT), the store itself reads as empty, a
+// write into it is EROFS, and a write outside the writable trees is EROFS
+// (the read-only mount answers before Landlock).
+func TestT1Decide(t *testing.T) {
+	const home = "/home/alice"
+	pol, err := profile.New(profile.BaseV1, profile.Read(home), profile.ReadWrite("/srv"), profile.Waive(profile.TrustHandoff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Lower(pol, Env{Env: profile.Env{Home: home}, Tier: TierT1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		op, path string
+		allowed  bool
+		errno    Errno
+	}{
+		{"read", home + "/.ssh/id_rsa", false, ENOENT},
+		{"list", home + "/.ssh", true, 0},
+		{"read", home + "/.netrc", true, 0},
+		{"create", home + "/.ssh/new", false, EROFS},
+		{"read", home + "/notes", true, 0},
+		{"write", "/etc/passwd", false, EROFS},
+		{"write", "/srv/out", true, 0},
+	} {
+		a, err := ParseAccess(c.op, c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := pl.Decide(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed != c.allowed || !d.Allowed && d.Errno != c.errno {
+			t.Errorf("%s %s: %s; want allowed %v errno %s", c.op, c.path, d, c.allowed, c.errno)
+		}
+	}
+}
