@@ -154,6 +154,7 @@ func TestPolicyGapsAndHome(t *testing.T) {
 // plan), a writable tree still refuses trust handoff by name, and the
 // plan's header names the tier.
 func TestT1PlanHidesStores(t *testing.T) {
+	requireUserNamespace(t)
 	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u")}, cage.PlanOnly(), cage.WithLinuxTier(cage.TierT1))
 	if err != nil {
 		t.Fatalf("T1 home read: %v", err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -20,6 +21,7 @@ import (
 func requireT1(t *testing.T) {
 	t.Helper()
 	requireCage(t)
+	testenv.RequireUserNamespace(t)
 	if r := cage.Probe(); r.Tier != "T1" {
 		t.Fatalf("tier %s here: %v", r.Tier, r.T1)
 	}

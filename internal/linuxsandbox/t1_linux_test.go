@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/internal/forkexec"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile/linux"
 )
 
@@ -18,6 +19,7 @@ type t1Fixture struct {
 
 func newT1Fixture(t *testing.T) t1Fixture {
 	t.Helper()
+	testenv.RequireUserNamespace(t)
 	base := t.TempDir()
 	f := t1Fixture{w: filepath.Join(base, "w"), home: filepath.Join(base, "home"), outside: filepath.Join(base, "outside")}
 	for _, d := range []string{f.w + "/sub/.git/hooks", f.w + "/sub/.git/objects", f.w + "/sub/.git/info", f.home + "/.ssh"} {
