@@ -51,7 +51,7 @@ func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compil
 	if comp == nil {
 		return p, nil
 	}
-	code, err := p.compile(p.spawnParams("/usr/bin/true", "org.procage.check.run"))
+	code, err := p.compile(p.spawnParams("/usr/bin/true", "org.procage.check.run", "/private/tmp/procage-run-check"))
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +62,10 @@ func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compil
 }
 
 // spawnParams binds the plan's per-spawn parameters: the run prefix and
-// marker of a forking policy, and the target (kernel spelling) of an
-// ExecTargetOnly one. A plan without parameters binds none.
-func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
+// marker of a forking policy, the target (kernel spelling) of an
+// ExecTargetOnly one, and the private temporary directory. A plan without
+// parameters binds none.
+func (p *seatbeltPlan) spawnParams(target, marker, temp string) []libsandbox.Param {
 	var ps []libsandbox.Param
 	for _, k := range p.plan.Params {
 		v := ""
@@ -75,6 +76,8 @@ func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
 			v = marker
 		case seatbelt.ParamExecTarget:
 			v = target
+		case seatbelt.ParamPrivateTemp:
+			v = temp
 		}
 		ps = append(ps, libsandbox.Param{Key: k, Value: v})
 	}

@@ -480,9 +480,10 @@ func BenchmarkPlainSpawn(b *testing.B) {
 
 // TestPrivateTemp: WithPrivateTemp gives the run its own writable TMPDIR
 // (under the real temporary directory, in the kernel's spelling:
-// checkTempSpelling), removes it when the run ends, gives another run
-// another one, and keeps the directory next to it closed; an explicit Env
-// naming TMPDIR wins.
+// checkTempSpelling), where it may execute what it wrote (go test runs the
+// binary it links there) on every OS, removes it when the run ends, gives
+// another run another one, and keeps the directory next to it closed; an
+// explicit Env naming TMPDIR wins.
 func TestPrivateTemp(t *testing.T) {
 	requireCage(t)
 	c := spawnCage(t, policy(t), cage.WithPrivateTemp())
@@ -508,6 +509,12 @@ func TestPrivateTemp(t *testing.T) {
 		t.Errorf("second run reused TMPDIR %q", dir)
 	}
 	mustRefuse(t, "writing next to the private TMPDIR", o2, e2, err)
+
+	fc := spawnCage(t, policy(t, profile.Fork()), cage.WithPrivateTemp())
+	o, e, err = run(t, fc, "/bin/sh", "-c", `cp /bin/echo "$TMPDIR/built" && "$TMPDIR/built" ran`)
+	if err != nil || o != "ran\n" {
+		t.Errorf("executing a program written to the private TMPDIR: %q, %v (%s)", o, err, e)
+	}
 
 	cmd := c.Command(t.Context(), "/bin/sh", "-c", `echo "$TMPDIR"`)
 	cmd.Env = []string{"TMPDIR=/mine"}
