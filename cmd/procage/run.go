@@ -132,6 +132,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 		}
 		return exitTimedOut, fmt.Errorf("%v: the run was ended", cause)
 	}
+	if hint := failedRunHint(c, b, &pf, cmd, err); hint != "" {
+		fmt.Fprintf(stderr, "procage run: hint: %s\n", hint)
+	}
 	return exitStatus(c, b, &pf, cmd, err)
 }
 
