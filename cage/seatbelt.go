@@ -41,8 +41,7 @@ func (p *seatbeltPlan) rules() int    { return p.plan.NumRules() }
 func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compiler) (*seatbeltPlan, error) {
 	plan, err := seatbelt.LowerLimit(policy, env, limit)
 	if le, ok := errors.AsType[*seatbelt.LimitError](err); ok {
-		return nil, &PolicyError{Kind: ErrTooManyRules, Err: le,
-			msg: fmt.Sprintf("the profile has %d rules, more than the compile limit of %d", le.Rules, le.Limit)}
+		return nil, &PolicyError{Kind: ErrTooManyRules, Err: le}
 	}
 	if err != nil {
 		return nil, err

@@ -31,6 +31,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -299,15 +300,7 @@ func TestDaemonKilledAtRunEnd(t *testing.T) {
 	}
 
 	cmd = c.Command(t.Context(), "/bin/sh", "-c", "/bin/sleep 60 & echo $!")
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Wait blocked on a pipe held by the run's background process")
-	}
+	out, err := testenv.OutputWithin(t, 30*time.Second, "Wait blocked on a pipe held by the run's background process", cmd.Output)
 	if err != nil {
 		t.Fatalf("Output: %v", err)
 	}

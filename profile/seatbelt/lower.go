@@ -79,7 +79,7 @@ func (p *Plan) NumRules() int { return len(p.Profile.Rules) }
 type LimitError struct{ Rules, Limit int }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("seatbelt: %d rules, more than the limit of %d", e.Rules, e.Limit)
+	return fmt.Sprintf("seatbelt: the profile has %d rules, more than the compile limit of %d", e.Rules, e.Limit)
 }
 
 // Lower turns a policy into a Seatbelt profile, in layers: header
