@@ -102,3 +102,40 @@ func TestRunLinuxVersionShim(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLinuxSavedPlan (issue 24): the output of plan --json, saved as
+// it is, runs with --policy as the plan was made: the gap it accepted
+// stays accepted (without it the same policy is refused).
+func TestRunLinuxSavedPlan(t *testing.T) {
+	dir := realTempDir(t)
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".ssh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "notes"), []byte("n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--home", home, "--read", home}
+	if code, _, errs := runCLI(t, append(append([]string{"run"}, flags...), "--", "/bin/true")...); code != exitFailure || !strings.Contains(errs, "--accept-gap secrets-inside-allowed-tree") {
+		t.Fatalf("run without the gap accepted: exit %d, stderr %q; want %d naming --accept-gap", code, errs, exitFailure)
+	}
+	code, out, errs := runCLI(t, append(append([]string{"plan", "--json"}, flags...), "--accept-gap", "secrets-inside-allowed-tree")...)
+	if code != 0 {
+		t.Fatalf("plan --json: exit %d, stderr %q", code, errs)
+	}
+	saved := filepath.Join(dir, "saved.json")
+	if err := os.WriteFile(saved, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runCLI(t, "run", "--policy", saved, "--", "/bin/sh", "-c", `read x < "$0" && echo "$x"`, filepath.Join(home, "notes"))
+	if code != 0 || out != "n\n" {
+		t.Errorf("run --policy (plan --json's output): exit %d, stdout %q, stderr %q; want 0 and the file", code, out, errs)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"backend": "linux", "policy": {"version": 1}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "run", "--policy", bad, "--", "/bin/true"); code != exitFailure || !strings.Contains(errs, `bad.json ("policy", as plan --json wrote it)`) {
+		t.Errorf("a bad saved plan: exit %d, stderr %q; want %d naming its policy", code, errs, exitFailure)
+	}
+}
