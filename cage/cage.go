@@ -55,7 +55,8 @@ type Cage struct {
 //  4. for the host's backend it prepares what every spawn reuses: on macOS
 //     it compiles the profile once and caches the bytecode (a profile
 //     libsandbox rejects is refused, [ErrProfileRejected]); a forking or
-//     ExecTargetOnly policy binds per-spawn parameters, so it is compiled
+//     ExecTargetOnly policy, or a private temporary directory, binds
+//     per-spawn parameters, so it is compiled
 //     on each spawn instead (the first compile happens here, to report
 //     errors early).
 //

@@ -95,8 +95,10 @@
 //
 // A policy is compiled once per cage and the bytecode reused, unless its
 // profile has per-spawn parameters: a forking policy ([profile.Fork])
-// binds a per-run marker and a [profile.ExecTargetOnly] policy binds the
-// target's path, so such a policy is compiled on every spawn. New refuses
+// binds a per-run marker, a [profile.ExecTargetOnly] policy binds the
+// target's path and a cage with a private temporary directory
+// ([WithPrivateTemp], [WithPresets]) binds that directory, where the run
+// may execute what it wrote, so such a cage compiles on every spawn. New refuses
 // with [ErrAlreadySandboxed] if the caller already runs under a Seatbelt
 // profile (a nested profile would fail or be ignored: run the program
 // outside the outer sandbox). Seatbelt matches paths case-insensitively on
