@@ -144,6 +144,7 @@ func TestPresetCacheShared(t *testing.T) {
 	t.Setenv("GOCACHE", userCache)
 	t.Setenv("GOFLAGS", "-buildvcs=false")
 	c := newCage(t, policy(t, profile.Read(dir)), cage.WithPresets(preset.Go))
+	t.Cleanup(func() { _ = c.Close() }) // if the test ends early; Close is checked below
 	build := func() (cache, out string) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -353,6 +354,11 @@ func TestPresetOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCage(t, policy(t), cage.WithHome(home), cage.WithPresets(preset.Git, preset.Go))
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
 	want := profile.FSRule{Access: profile.AccessRead, Target: profile.Literal, Path: gitconfig}
 	if rules := c.Policy().FSRules(); !slices.Contains(rules, want) || !c.Policy().Forking() {
 		t.Errorf("policy rules %v: want %v and fork (preset go)", rules, want)
