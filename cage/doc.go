@@ -73,11 +73,12 @@
 // once, even after it failed. The environment: a nil Cmd.Env inherits the
 // caller's variables minus secret-looking ones ([IsSecret]) or only those
 // [WithEnvAllowlist] names; a non-nil Cmd.Env is passed exactly as written. [WithPrivateTemp] gives each run its own
-// TMPDIR, granted read-write and removed at its end. [WithPresets] adds
-// what a toolchain needs (package github.com/procage-go/procage/preset:
-// Go, Rust, Node, Python, C, git's configuration) and gives each run
-// private caches for it in that TMPDIR (GOCACHE, the npm and pip caches),
-// never the user's real ones.
+// TMPDIR, granted read, write and execute and removed at its end.
+// [WithPresets] adds what a toolchain needs (package
+// github.com/procage-go/procage/preset: Go, Rust, Node, Python, C, git's
+// configuration) and gives the cage's runs shared private caches for it
+// (GOCACHE, the npm and pip caches), never the user's real ones, until
+// [Cage.Close] removes them.
 //
 // # macOS
 //
