@@ -115,9 +115,6 @@ type spawnSpec struct {
 	// shuffle leaves alone (forkexec.KeptAbove): a descriptor a call
 	// names after it must be at least this.
 	keptFD int
-	// tempExec: the run may execute what it builds in temp (WithPresets
-	// with preset.Preset.RunsBuilt; Linux only).
-	tempExec bool
 }
 
 // childSpec is a backend's part of one spawn.
@@ -138,6 +135,7 @@ type childSpec struct {
 type grant struct {
 	path  string
 	write bool
+	own   bool // procage's own directory: the cage's preset caches
 }
 
 // planOnly is the backend of a cage planned for another OS, or made with

@@ -108,7 +108,7 @@ func (s *seatbeltBackend) child(sp *spawnSpec) (*childSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := s.plan.code(sp.target, sp.marker)
+	code, err := s.plan.code(sp.target, sp.marker, sp.temp)
 	if err != nil {
 		return nil, err
 	}
@@ -318,14 +318,14 @@ var probeMarker = cachedVerdict(func() error {
 
 // code returns the bytecode for one spawn: the cached compile, or a
 // compile binding this spawn's parameters (the compiler consumes them).
-func (p *seatbeltPlan) code(target, marker string) ([]byte, error) {
+func (p *seatbeltPlan) code(target, marker, temp string) ([]byte, error) {
 	if len(p.plan.Params) == 0 {
 		if len(p.bytecode) == 0 {
 			return nil, errors.New("cage: no compiled profile")
 		}
 		return p.bytecode, nil
 	}
-	return p.compile(p.spawnParams(target, marker))
+	return p.compile(p.spawnParams(target, marker, temp))
 }
 
 // extensionClass is the sandbox extension class a grant is issued under.

@@ -205,19 +205,11 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 			// A file grant (a terminal) is no tree that could hold a
 			// protected path; one that cannot be looked at counts as a tree.
 			fi, err := os.Stat(g.path)
-			gs = append(gs, linux.SpawnGrant{Path: g.path, Write: g.write, Dir: err != nil || fi.IsDir()})
+			gs = append(gs, linux.SpawnGrant{Path: g.path, Write: g.write, Dir: err != nil || fi.IsDir(), Own: g.own})
 		}
 		var err error
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
 			return nil, nil, err
-		}
-		if s.tempExec {
-			// go test and cargo test run the binaries they build there.
-			for i := range rules {
-				if rules[i].Layer == linux.LayerTemp {
-					rules[i].Access |= linux.FSExecute & b.plan.HandledFS
-				}
-			}
 		}
 		own := slices.DeleteFunc(slices.Clone(rules), func(r linux.PathRule) bool {
 			return r.Layer == linux.LayerBase || r.Layer == linux.LayerPolicy

@@ -17,7 +17,9 @@ import (
 // Cage is a prepared policy: paths resolved and lowered for one backend
 // ([WithBackend]; by default the host's), and, on the OS that enforces
 // that backend, made ready to spawn. It is safe for concurrent use and can
-// start any number of processes.
+// start any number of processes. [Cage.Close] removes what its runs share
+// (the preset caches, [WithPresets]); a cage without presets holds
+// nothing that needs it.
 type Cage struct {
 	policy    profile.Policy
 	cfg       config
@@ -32,6 +34,7 @@ type Cage struct {
 	rewrites    []pathresolve.Rewrite
 	planned     planned
 	be          backend
+	runs        runs // counted for Close, with the preset caches
 
 	// Only during New.
 	resolvedMap map[string]string
@@ -52,7 +55,8 @@ type Cage struct {
 //  4. for the host's backend it prepares what every spawn reuses: on macOS
 //     it compiles the profile once and caches the bytecode (a profile
 //     libsandbox rejects is refused, [ErrProfileRejected]); a forking or
-//     ExecTargetOnly policy binds per-spawn parameters, so it is compiled
+//     ExecTargetOnly policy, or a private temporary directory, binds
+//     per-spawn parameters, so it is compiled
 //     on each spawn instead (the first compile happens here, to report
 //     errors early).
 //
@@ -110,6 +114,7 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		ZDotDir:       c.zdotdir,
 		XDGConfigHome: c.xdgConfig,
 		ProtectedAt:   c.protectedAt,
+		PrivateTemp:   cfg.privateTemp,
 	}
 	c.resolvedMap, c.links = nil, nil
 	switch cfg.backend {

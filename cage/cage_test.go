@@ -512,7 +512,7 @@ func TestExecTargetOnlyParams(t *testing.T) {
 	if early[seatbelt.ParamExecTarget] != "/usr/bin/true" || early[seatbelt.ParamRunMarker] == "" {
 		t.Errorf("New's compile bound %v, want placeholder values for every parameter", early)
 	}
-	got := keys(c.SpawnParams("/private/tmp/tool", "m1"))
+	got := keys(c.SpawnParams("/private/tmp/tool", "m1", ""))
 	want := map[string]string{seatbelt.ParamExecTarget: "/private/tmp/tool", seatbelt.ParamRunPrefix: cage.RunPrefix(), seatbelt.ParamRunMarker: "m1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("SpawnParams (-want +got):\n%s", diff)
@@ -528,8 +528,22 @@ func TestExecTargetOnlyParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain := keys(plainCage.SpawnParams("/x", "m")); len(plain) != 0 {
+	if plain := keys(plainCage.SpawnParams("/x", "m", "/t")); len(plain) != 0 {
 		t.Errorf("a policy without per-spawn parameters binds %v", plain)
+	}
+
+	// A private temporary directory is bound per spawn: a run may execute
+	// what it wrote there, as on Linux.
+	tempComp := &countingCompiler{}
+	tempCage, err := cage.New(mustPolicy(t), simOpts(t, cage.WithCompiler(tempComp), cage.WithPrivateTemp())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(tempCage.SpawnParams("/x", "m", "/private/tmp/procage-run-1")); got[seatbelt.ParamPrivateTemp] != "/private/tmp/procage-run-1" || len(got) != 1 {
+		t.Errorf("a private temporary directory binds %v, want only %s", got, seatbelt.ParamPrivateTemp)
+	}
+	if !strings.Contains(tempCage.Plan(), `(allow process-exec* file-map-executable (subpath (param "PROCAGE_PRIVATE_TEMP")))`) {
+		t.Errorf("the plan of a cage with a private temporary directory does not let the run execute there:\n%s", tempCage.Plan())
 	}
 }
 

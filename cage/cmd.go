@@ -296,6 +296,7 @@ func (cmd *Cmd) Wait() error {
 	if r.tempDir != "" {
 		tempErr = removeTemp(r.tempDir, r.tempMade)
 	}
+	cmd.cage.endRun()
 	if endErr != nil || tempErr != nil {
 		// errors.Is/As still find each.
 		return errors.Join(err, endErr, tempErr)

@@ -73,11 +73,12 @@
 // once, even after it failed. The environment: a nil Cmd.Env inherits the
 // caller's variables minus secret-looking ones ([IsSecret]) or only those
 // [WithEnvAllowlist] names; a non-nil Cmd.Env is passed exactly as written. [WithPrivateTemp] gives each run its own
-// TMPDIR, granted read-write and removed at its end. [WithPresets] adds
-// what a toolchain needs (package github.com/procage-go/procage/preset:
-// Go, Rust, Node, Python, C, git's configuration) and gives each run
-// private caches for it in that TMPDIR (GOCACHE, the npm and pip caches),
-// never the user's real ones.
+// TMPDIR, granted read, write and execute and removed at its end.
+// [WithPresets] adds what a toolchain needs (package
+// github.com/procage-go/procage/preset: Go, Rust, Node, Python, C, git's
+// configuration) and gives the cage's runs shared private caches for it
+// (GOCACHE, the npm and pip caches), never the user's real ones, until
+// [Cage.Close] removes them.
 //
 // # macOS
 //
@@ -95,8 +96,10 @@
 //
 // A policy is compiled once per cage and the bytecode reused, unless its
 // profile has per-spawn parameters: a forking policy ([profile.Fork])
-// binds a per-run marker and a [profile.ExecTargetOnly] policy binds the
-// target's path, so such a policy is compiled on every spawn. New refuses
+// binds a per-run marker, a [profile.ExecTargetOnly] policy binds the
+// target's path and a cage with a private temporary directory
+// ([WithPrivateTemp], [WithPresets]) binds that directory, where the run
+// may execute what it wrote, so such a cage compiles on every spawn. New refuses
 // with [ErrAlreadySandboxed] if the caller already runs under a Seatbelt
 // profile (a nested profile would fail or be ignored: run the program
 // outside the outer sandbox). Seatbelt matches paths case-insensitively on

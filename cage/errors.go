@@ -85,20 +85,15 @@ type PolicyError struct {
 	Path string            // ErrSuspectLink: the link (what AcceptLink takes); ErrCaseSensitive: the path; else ""
 	Gaps []profile.GapPart // the parts Linux cannot enforce (ErrGap)
 	Err  error             // the detail
-
-	msg string // the message, if not Err's
 }
 
 func (e *PolicyError) Error() string {
-	switch {
-	case e.msg != "":
-		return "cage: " + e.msg
-	case e.Err == nil:
+	if e.Err == nil {
 		return e.Kind.Error()
 	}
 	// The detail's own package prefix would pile up behind cage's.
 	s := e.Err.Error()
-	for _, p := range []string{"cage: ", "pathresolve: "} {
+	for _, p := range []string{"cage: ", "pathresolve: ", "seatbelt: "} {
 		s = strings.TrimPrefix(s, p)
 	}
 	return "cage: " + s

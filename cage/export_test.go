@@ -36,8 +36,8 @@ var CachedVerdict = cachedVerdict
 
 // SpawnParams and ExecTarget expose what a spawn binds, so the binding is
 // tested where nothing can spawn.
-func (c *Cage) SpawnParams(target, marker string) []libsandbox.Param {
-	return c.planned.(*seatbeltPlan).spawnParams(target, marker)
+func (c *Cage) SpawnParams(target, marker, temp string) []libsandbox.Param {
+	return c.planned.(*seatbeltPlan).spawnParams(target, marker, temp)
 }
 
 // ProcCheck and RoundResult expose the end-of-run search's verdicts.

@@ -24,12 +24,21 @@ import (
 func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	c := cmd.cage
 	r := &run{}
+	cacheGrant, extraEnv, err := c.beginRun()
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if err != nil && r.tempDir != "" {
 			err = errors.Join(err, removeTemp(r.tempDir, r.tempMade))
 		}
+		if err != nil {
+			c.endRun()
+		}
 	}()
-	var extraEnv []string
+	if cacheGrant != nil {
+		grants = append(grants, *cacheGrant)
+	}
 	if c.cfg.privateTemp {
 		dir, g, err := c.privateTemp()
 		if err != nil {
@@ -42,11 +51,6 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		r.tempDir = dir
 		grants = append(grants, g)
 		extraEnv = append(extraEnv, "TMPDIR="+dir)
-		caches, err := c.cfg.makeCaches(dir)
-		if err != nil {
-			return err
-		}
-		extraEnv = append(extraEnv, caches...)
 	}
 	env, err := cmd.environ(extraEnv...)
 	if err != nil {
@@ -64,7 +68,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	for i, f := range files {
 		fds[i] = f.Fd()
 	}
-	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, tempExec: c.cfg.tempExec(), marker: r.marker, tty: c.cfg.tty,
+	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty,
 		keptFD: forkexec.KeptAbove(fds), dir: absDir(cmd.Dir)})
 	if err != nil {
 		return err
@@ -168,21 +172,32 @@ func applyError(err error) error {
 	return err
 }
 
-// privateTemp creates the run's temporary directory under the real
-// temporary directory, in the kernel's spelling, and its read-write grant.
-func (c *Cage) privateTemp() (string, grant, error) {
+// realTempDir returns the real temporary directory in the kernel's
+// spelling; for the macOS backend it must not be on a case-sensitive
+// volume (Seatbelt matches paths by name).
+func realTempDir(b Backend) (string, error) {
 	r, err := pathresolve.NewHost()
 	if err != nil {
-		return "", grant{}, err
+		return "", err
 	}
 	res, err := r.Resolve(os.TempDir())
 	if err != nil {
+		return "", err
+	}
+	if res.CaseSensitive && b == BackendMacOS {
+		return "", &pathresolve.CaseSensitiveError{Path: res.Path, Volume: res.Volume}
+	}
+	return res.Path, nil
+}
+
+// privateTemp creates the run's temporary directory under the real
+// temporary directory, in the kernel's spelling, and its read-write grant.
+func (c *Cage) privateTemp() (string, grant, error) {
+	base, err := realTempDir(c.cfg.backend)
+	if err != nil {
 		return "", grant{}, err
 	}
-	if res.CaseSensitive && c.cfg.backend == BackendMacOS {
-		return "", grant{}, &pathresolve.CaseSensitiveError{Path: res.Path, Volume: res.Volume}
-	}
-	dir, err := os.MkdirTemp(res.Path, "procage-run-")
+	dir, err := os.MkdirTemp(base, "procage-run-")
 	if err != nil {
 		return "", grant{}, err // an *fs.PathError naming the directory
 	}

@@ -282,15 +282,7 @@ func TestLifecycleContextEndsRun(t *testing.T) {
 func TestLifecycleDaemonKilledAtRunEnd(t *testing.T) {
 	onFake(t, []profile.Option{profile.Fork()}, nil, func(t *testing.T, c lcage) {
 		cmd := c.Command(t.Context(), "/bin/sh", "-c", "sleep 60 & echo $!")
-		done := make(chan struct{})
-		var out []byte
-		var err error
-		go func() { out, err = cmd.Output(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Fatal("Wait blocked on a pipe held by the run's background process")
-		}
+		out, err := testenv.OutputWithin(t, 30*time.Second, "Wait blocked on a pipe held by the run's background process", cmd.Output)
 		if err != nil {
 			t.Fatalf("Output: %v", err)
 		}

@@ -165,8 +165,9 @@ func WithHome(dir string) Option {
 }
 
 // WithPrivateTemp gives each run its own temporary directory, created
-// under the real temporary directory (kernel spelling), granted read-write
-// for the run, named by TMPDIR (unless Cmd.Env is set and names TMPDIR)
+// under the real temporary directory (kernel spelling), granted read, write
+// and execute for the run on every backend (a build runs what it linked
+// there: go test's test binary), named by TMPDIR (unless Cmd.Env is set and names TMPDIR)
 // and removed when the run ends, whatever modes the run left on the
 // directories in it; a removal that still fails is reported by Wait
 // ([ErrTempNotRemoved], with an *fs.PathError naming the directory).

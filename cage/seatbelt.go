@@ -41,8 +41,7 @@ func (p *seatbeltPlan) rules() int    { return p.plan.NumRules() }
 func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compiler) (*seatbeltPlan, error) {
 	plan, err := seatbelt.LowerLimit(policy, env, limit)
 	if le, ok := errors.AsType[*seatbelt.LimitError](err); ok {
-		return nil, &PolicyError{Kind: ErrTooManyRules, Err: le,
-			msg: fmt.Sprintf("the profile has %d rules, more than the compile limit of %d", le.Rules, le.Limit)}
+		return nil, &PolicyError{Kind: ErrTooManyRules, Err: le}
 	}
 	if err != nil {
 		return nil, err
@@ -51,7 +50,7 @@ func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compil
 	if comp == nil {
 		return p, nil
 	}
-	code, err := p.compile(p.spawnParams("/usr/bin/true", "org.procage.check.run"))
+	code, err := p.compile(p.spawnParams("/usr/bin/true", "org.procage.check.run", "/private/tmp/procage-run-check"))
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +61,10 @@ func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compil
 }
 
 // spawnParams binds the plan's per-spawn parameters: the run prefix and
-// marker of a forking policy, and the target (kernel spelling) of an
-// ExecTargetOnly one. A plan without parameters binds none.
-func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
+// marker of a forking policy, the target (kernel spelling) of an
+// ExecTargetOnly one, and the private temporary directory. A plan without
+// parameters binds none.
+func (p *seatbeltPlan) spawnParams(target, marker, temp string) []libsandbox.Param {
 	var ps []libsandbox.Param
 	for _, k := range p.plan.Params {
 		v := ""
@@ -75,6 +75,8 @@ func (p *seatbeltPlan) spawnParams(target, marker string) []libsandbox.Param {
 			v = marker
 		case seatbelt.ParamExecTarget:
 			v = target
+		case seatbelt.ParamPrivateTemp:
+			v = temp
 		}
 		ps = append(ps, libsandbox.Param{Key: k, Value: v})
 	}

@@ -1,19 +1,20 @@
 // Package preset names what coding agents commonly run, as policy rules
-// found on this host and private caches a cage sets up per run:
+// found on this host and private caches a cage sets up for its runs:
 //
 //	c, err := cage.New(policy, cage.WithPresets(preset.Go, preset.C))
 //	if err != nil {
 //		return err
 //	}
+//	defer c.Close() // removes the caches
 //	err = c.Command(ctx, "/usr/local/go/bin/go", "test", "./...").Run()
 //
 // Each preset grants the toolchain's usual locations read+exec (or read),
 // only those that exist on this host, and may let the target fork; it
 // never grants write to anything of the user's. A tool's cache (GOCACHE,
-// the npm and pip caches) becomes a directory inside the run's private
-// temporary directory, named by the tool's environment variable and
-// removed with it when the run ends: a caged build cannot poison the
-// user's real caches for a later uncaged build, nor another run's.
+// the npm and pip caches) becomes a directory of the cage's, named by the
+// tool's environment variable, shared by the cage's runs and removed by
+// cage.Cage.Close: a caged build cannot poison the user's real caches for
+// a later uncaged build, nor another cage's.
 //
 // What a preset grants is decided by [Preset.Rules] from the home
 // directory, the environment (PATH, GOROOT, NVM_DIR, PYENV_ROOT,
@@ -25,7 +26,7 @@
 //
 //   - Discovery looks at this host's file system even for a cage that only
 //     plans for another OS (cage.WithBackend, cage.WithFS).
-//   - Caches live as long as one run: every run starts cold (go test
+//   - Caches live as long as one cage: its first run starts cold (go test
 //     compiles the standard library again). Modules, crates and packages
 //     are not downloaded for the target unless the policy allows the
 //     network; Go's module cache is granted read-only, so a module already
@@ -97,9 +98,8 @@ type Rule struct {
 	Why    string
 }
 
-// Cache is a directory a preset's tool writes, made private to each run:
-// Env names it to the tool, Dir is its name in the run's private
-// temporary directory.
+// Cache is a directory a preset's tool writes, private to one cage: Env
+// names it to the tool, Dir is its name in the cage's cache directory.
 type Cache struct {
 	Env string
 	Dir string
@@ -124,11 +124,6 @@ func (p Preset) Caches() []Cache {
 // cargo, npm and make run compilers and scripts, and pyenv's shims are
 // shell scripts. Git's preset is configuration only.
 func (p Preset) Forks() bool { return p != Git && p != "" }
-
-// RunsBuilt reports whether the preset's tools execute what they build
-// (go test's test binary, cargo run, make check), which a cage then
-// allows in the run's private temporary directory, where they build.
-func (p Preset) RunsBuilt() bool { return p == Go || p == Rust || p == C }
 
 // Rules returns what the preset grants on this host: the candidate paths,
 // from home and getenv (nil: os.Getenv), that exist, in a fixed order

@@ -25,4 +25,8 @@ type Env struct {
 	// ZDotDir or XDGConfigHome) that is a link to its kernel spelling, which
 	// the class protects too.
 	ProtectedAt map[string]string
+	// PrivateTemp says each run has its own temporary directory, bound per
+	// spawn, which the run may read, write and execute in (a build runs
+	// what it linked there) on every backend.
+	PrivateTemp bool
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,8 +32,8 @@ func presetProject(t *testing.T, files map[string]string) string {
 }
 
 // presetRun runs the program name (found on PATH, or the test skips) in
-// dir under a cage with the presets, project read-only, and returns its
-// output.
+// dir under a cage with the presets, project read-only, closes the cage
+// (removing its caches) and returns the run's output.
 func presetRun(t *testing.T, dir string, presets []preset.Preset, env []string, name string, args ...string) (string, error) {
 	t.Helper()
 	requireCage(t)
@@ -49,17 +50,25 @@ func presetRun(t *testing.T, dir string, presets []preset.Preset, env []string, 
 		cmd.Env = append(cmd.Environ(), env...)
 	}
 	out, err := cmd.CombinedOutput()
+	if cerr := c.Close(); cerr != nil {
+		t.Errorf("Close: %v", cerr)
+	}
 	return string(out), err
 }
 
+// cacheDirPrefix is where a cage keeps its preset caches.
+func cacheDirPrefix() string {
+	tmp, _ := filepath.EvalSymlinks(os.TempDir())
+	return filepath.Join(tmp, "procage-cache-")
+}
+
 // privateDir checks that a cache variable's value, as the run printed it,
-// was inside the run's private temporary directory, which is gone.
+// was inside the cage's cache directory, which Close removed.
 func privateDir(t *testing.T, name, value string) {
 	t.Helper()
 	value = strings.TrimSpace(value)
-	tmp, _ := filepath.EvalSymlinks(os.TempDir())
-	if !strings.HasPrefix(value, filepath.Join(tmp, "procage-run-")) {
-		t.Errorf("%s in the run = %q, want a directory in the run's private TMPDIR", name, value)
+	if !strings.HasPrefix(value, cacheDirPrefix()) {
+		t.Errorf("%s in the run = %q, want a directory in the cage's caches", name, value)
 		return
 	}
 	if _, err := os.Stat(value); !os.IsNotExist(err) {
@@ -113,6 +122,92 @@ func TestPresetGo(t *testing.T) {
 		if r.Access&profile.AccessWrite != 0 {
 			t.Errorf("preset go grants write: %v (the real GOCACHE is %s)", r, strings.TrimSpace(string(real)))
 		}
+	}
+}
+
+// TestPresetCacheShared: the runs of one cage share its GOCACHE, so the
+// second go build of a package compiles nothing (go build -x lists each
+// compile); the caches are the cage's, not the caller's, and Close
+// removes them (refused while a run has not been waited for), after which
+// Start fails. Concurrent builds in the cage share the cache too.
+func TestPresetCacheShared(t *testing.T) {
+	dir := presetProject(t, map[string]string{
+		"go.mod":  "module example.com/tiny\n\ngo 1.21\n",
+		"tiny.go": "package tiny\n\nfunc Add(a, b int) int { return a + b }\n",
+	})
+	requireCage(t)
+	goPath, err := exec.LookPath("go")
+	if err != nil {
+		testenv.Skip(t, testenv.ReasonNoProgram, "go is not on PATH: "+err.Error())
+	}
+	userCache := t.TempDir()
+	t.Setenv("GOCACHE", userCache)
+	t.Setenv("GOFLAGS", "-buildvcs=false")
+	c := newCage(t, policy(t, profile.Read(dir)), cage.WithPresets(preset.Go))
+	t.Cleanup(func() { _ = c.Close() }) // if the test ends early; Close is checked below
+	build := func() (cache, out string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := c.Command(ctx, "/bin/sh", "-c", `"$0" env GOCACHE && "$0" build -x .`, goPath)
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build in the cage: %v\n%s", err, b)
+		}
+		first, rest, _ := strings.Cut(string(b), "\n")
+		return first, rest
+	}
+	compiled := func(out string) bool { return strings.Contains(out, "-p example.com/tiny ") }
+	cache1, out1 := build()
+	cache2, out2 := build()
+	if !strings.HasPrefix(cache1, cacheDirPrefix()) || cache1 != cache2 {
+		t.Errorf("GOCACHE %q then %q: want the cage's cache (%s...) both times", cache1, cache2, cacheDirPrefix())
+	}
+	if !compiled(out1) || compiled(out2) {
+		t.Errorf("the first build compiled the package: %v (want true); the second: %v (want false: a cache hit)\n%s\n---\n%s", compiled(out1), compiled(out2), out1, out2)
+	}
+	if ents, err := os.ReadDir(cache1); err != nil || len(ents) == 0 {
+		t.Errorf("the cage's GOCACHE %s holds %d entries (%v)", cache1, len(ents), err)
+	}
+	emptyDir(t, "the caller's GOCACHE", userCache)
+
+	// Two builds at once share it as well (the go command locks its cache).
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			cmd := c.Command(context.Background(), goPath, "build", "-a", ".")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("a concurrent go build -a: %v\n%s", err, out)
+			}
+		})
+	}
+	wg.Wait()
+
+	running := c.Command(context.Background(), "/bin/sleep", "60")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err == nil {
+		t.Error("Close with a run not waited for: nil error")
+	}
+	if _, err := os.Stat(cache1); err != nil {
+		t.Errorf("a refused Close removed the caches: %v", err)
+	}
+	_ = running.Kill()
+	_ = running.Wait()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(cache1)); !os.IsNotExist(err) {
+		t.Errorf("the cage's caches %s are still there after Close (%v)", filepath.Dir(cache1), err)
+	}
+	if err := c.Command(context.Background(), "/bin/true").Run(); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Start after Close: %v, want the cage is closed", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
 	}
 }
 
@@ -259,6 +354,11 @@ func TestPresetOption(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newCage(t, policy(t), cage.WithHome(home), cage.WithPresets(preset.Git, preset.Go))
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
 	want := profile.FSRule{Access: profile.AccessRead, Target: profile.Literal, Path: gitconfig}
 	if rules := c.Policy().FSRules(); !slices.Contains(rules, want) || !c.Policy().Forking() {
 		t.Errorf("policy rules %v: want %v and fork (preset go)", rules, want)

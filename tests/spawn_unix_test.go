@@ -31,6 +31,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -299,15 +300,7 @@ func TestDaemonKilledAtRunEnd(t *testing.T) {
 	}
 
 	cmd = c.Command(t.Context(), "/bin/sh", "-c", "/bin/sleep 60 & echo $!")
-	done := make(chan struct{})
-	var out []byte
-	var err error
-	go func() { out, err = cmd.Output(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Wait blocked on a pipe held by the run's background process")
-	}
+	out, err := testenv.OutputWithin(t, 30*time.Second, "Wait blocked on a pipe held by the run's background process", cmd.Output)
 	if err != nil {
 		t.Fatalf("Output: %v", err)
 	}
@@ -480,9 +473,10 @@ func BenchmarkPlainSpawn(b *testing.B) {
 
 // TestPrivateTemp: WithPrivateTemp gives the run its own writable TMPDIR
 // (under the real temporary directory, in the kernel's spelling:
-// checkTempSpelling), removes it when the run ends, gives another run
-// another one, and keeps the directory next to it closed; an explicit Env
-// naming TMPDIR wins.
+// checkTempSpelling), where it may execute what it wrote (go test runs the
+// binary it links there) on every OS, removes it when the run ends, gives
+// another run another one, and keeps the directory next to it closed; an
+// explicit Env naming TMPDIR wins.
 func TestPrivateTemp(t *testing.T) {
 	requireCage(t)
 	c := spawnCage(t, policy(t), cage.WithPrivateTemp())
@@ -508,6 +502,12 @@ func TestPrivateTemp(t *testing.T) {
 		t.Errorf("second run reused TMPDIR %q", dir)
 	}
 	mustRefuse(t, "writing next to the private TMPDIR", o2, e2, err)
+
+	fc := spawnCage(t, policy(t, profile.Fork()), cage.WithPrivateTemp())
+	o, e, err = run(t, fc, "/bin/sh", "-c", `cp /bin/echo "$TMPDIR/built" && "$TMPDIR/built" ran`)
+	if err != nil || o != "ran\n" {
+		t.Errorf("executing a program written to the private TMPDIR: %q, %v (%s)", o, err, e)
+	}
 
 	cmd := c.Command(t.Context(), "/bin/sh", "-c", `echo "$TMPDIR"`)
 	cmd.Env = []string{"TMPDIR=/mine"}

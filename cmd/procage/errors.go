@@ -10,7 +10,6 @@ import (
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/linux"
-	"github.com/procage-go/procage/profile/seatbelt"
 	"github.com/procage-go/procage/profile/sim"
 )
 
@@ -97,10 +96,6 @@ func describePolicy(pol *cage.PolicyError) string {
 		return describeGaps(pol.Gaps)
 	case cage.ErrSuspectLink:
 		return describeLink(pol)
-	case cage.ErrTooManyRules:
-		if le, ok := errors.AsType[*seatbelt.LimitError](pol); ok {
-			return fmt.Sprintf("the profile has %d rules, more than the limit of %d", le.Rules, le.Limit)
-		}
 	case cage.ErrCaseSensitive:
 		if ce, ok := errors.AsType[*pathresolve.CaseSensitiveError](pol); ok {
 			return fmt.Sprintf("%q is on a case-sensitive volume (%s), where Seatbelt's case-insensitive rules would also allow other files", ce.Path, ce.Volume)

@@ -19,7 +19,7 @@ func TestDescribe(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&cage.PolicyError{Kind: cage.ErrTooManyRules, Err: &seatbelt.LimitError{Rules: 2100, Limit: 2000}}, "the profile has 2100 rules, more than the limit of 2000"},
+		{&cage.PolicyError{Kind: cage.ErrTooManyRules, Err: &seatbelt.LimitError{Rules: 2100, Limit: 2000}}, "the profile has 2100 rules, more than the compile limit of 2000"},
 		{fmt.Errorf("cage: grant: %w", &pathresolve.PathError{Path: "rel", Err: pathresolve.ErrNotAbsolute}), `"rel": path is not absolute`},
 		{&pathresolve.PathError{Path: "/a/locked/x", Component: "/a/locked", Err: fs.ErrPermission}, `"/a/locked/x": at "/a/locked": permission denied`},
 		{&cage.PolicyError{Kind: cage.ErrCaseSensitive, Path: "/Volumes/CS/src", Err: &pathresolve.CaseSensitiveError{Path: "/Volumes/CS/src", Volume: "/Volumes/CS"}}, `"/Volumes/CS/src" is on a case-sensitive volume (/Volumes/CS), where Seatbelt's case-insensitive rules would also allow other files`},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -325,10 +327,11 @@ var fieldFlags = map[string]string{
 	"network.mode": "--network", "network.ports": "--port", "network.listen_any": "--listen-any",
 }
 
-// readPolicy reads a JSON policy file. Its errors name the file, and the
-// line and column where the JSON holds them.
+// readPolicy reads a JSON policy file, or the output of plan --json
+// saved as it is (its "policy" object is the policy). Its errors name the
+// file, and the line and column where the JSON holds them.
 func readPolicy(name string) (profile.Policy, error) {
-	f, err := os.Open(name)
+	b, err := os.ReadFile(name)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -336,8 +339,18 @@ func readPolicy(name string) (profile.Policy, error) {
 		}
 		return profile.Policy{}, &inputError{where: "--policy " + name, err: err}
 	}
-	defer f.Close()
-	p, err := profile.ParseJSON(f)
+	var saved struct {
+		Backend string          `json:"backend"`
+		Policy  json.RawMessage `json:"policy"`
+	}
+	if json.Unmarshal(b, &saved) == nil && saved.Backend != "" && len(saved.Policy) > 0 {
+		p, err := profile.ParseJSON(bytes.NewReader(saved.Policy))
+		if err != nil {
+			return profile.Policy{}, &inputError{where: name + ` ("policy", as plan --json wrote it)`, err: err}
+		}
+		return p, nil
+	}
+	p, err := profile.ParseJSON(bytes.NewReader(b))
 	if err != nil {
 		where := name
 		var pe *profile.Error

@@ -45,6 +45,9 @@ func execDenied(c *cage.Cage, b *backend, pf *policyFlags, cmd *cage.Cmd, err er
 	case !v.known:
 		return fmt.Errorf("%s: %s", what, describe(err))
 	case !v.allowed && v.layer == "":
+		if name, root, ok := versionShim(kernel); ok {
+			return fmt.Errorf("%s: the cage does not allow executing it; %s: to allow it: %s", what, shimNote(name, root), shimFix(pf, name, root))
+		}
 		return fmt.Errorf("%s: the cage does not allow executing it; to allow it: %s", what, execFix(pf, path.Dir(kernel)))
 	case !v.allowed:
 		return fmt.Errorf("%s: executing it is denied by the cage's %s rules (procage explain [policy flags] process-exec %s says which)", what, v.layer, shellQuote(kernel))

@@ -37,7 +37,7 @@ func presetUsage() string {
 		names = append(names, string(p))
 	}
 	return "add what the toolchain preset `NAME` grants on this host (" + strings.Join(names, ", ") +
-		": its usual locations read+exec, fork) and give each run a private TMPDIR holding the toolchain's caches " +
+		": its usual locations read+exec, fork), give the run a private TMPDIR and private caches for the toolchain " +
 		"(GOCACHE, npm, pip, CARGO_HOME), removed when the run ends (repeatable; docs/presets.md)"
 }
 
@@ -58,11 +58,8 @@ func notePresets(w io.Writer, cmd string, presets []preset.Preset, home string) 
 		if p.Forks() {
 			fmt.Fprintf(w, "procage %s: preset %s: fork\n", cmd, p)
 		}
-		if p.RunsBuilt() {
-			fmt.Fprintf(w, "procage %s: preset %s: on Linux, execute what the run builds in its TMPDIR\n", cmd, p)
-		}
 		for _, c := range p.Caches() {
-			fmt.Fprintf(w, "procage %s: preset %s: private %s in the run's TMPDIR\n", cmd, p, c.Env)
+			fmt.Fprintf(w, "procage %s: preset %s: private %s, removed when the run ends\n", cmd, p, c.Env)
 		}
 	}
 }

@@ -34,7 +34,7 @@ const (
 	exitSignaled = 128 // plus N: signal N ended the command or the run
 )
 
-func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
+func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 	var pf policyFlags
 	var grants, grantsRW pathListFlag
 	var envs, envAllow listFlag
@@ -94,6 +94,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitFailure, err
 	}
+	defer func() {
+		// The presets' caches, which the cage's runs share.
+		if cerr := c.Close(); cerr != nil {
+			code, err = exitFailure, errors.Join(err, cerr)
+		}
+	}()
 	for _, g := range cageGrants {
 		if g.Write && (g.Path == "/" || g.Path == c.Home()) {
 			fmt.Fprintf(stderr, "procage run: warning: --grant-rw %s: the target may change everything there the hard-deny classes do not protect\n", g.Path)
@@ -125,6 +131,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) (int, error) {
 			return exitSignaled + es.signo, fmt.Errorf("%v: the run was ended", cause)
 		}
 		return exitTimedOut, fmt.Errorf("%v: the run was ended", cause)
+	}
+	if hint := failedRunHint(c, b, &pf, cmd, err); hint != "" {
+		fmt.Fprintf(stderr, "procage run: hint: %s\n", hint)
 	}
 	return exitStatus(c, b, &pf, cmd, err)
 }

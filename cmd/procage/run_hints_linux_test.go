@@ -72,7 +72,9 @@ func TestRunLinuxExecDenied(t *testing.T) {
 }
 
 // TestRunLinuxExitStatus: run exits with the command's own status, and
-// 128+N when the command died of signal N, as a shell reports it.
+// 128+N when the command died of signal N, as a shell reports it (with
+// --fork: a failing shell under a policy without it gets a --fork hint on
+// stderr, TestRunLinuxForkHint).
 func TestRunLinuxExitStatus(t *testing.T) {
 	for _, tt := range []struct {
 		script string
@@ -80,7 +82,7 @@ func TestRunLinuxExitStatus(t *testing.T) {
 	}{
 		{"exit 0", 0}, {"exit 2", 2}, {"exit 125", 125}, {"kill -USR1 $$", 128 + 10}, {"kill -KILL $$", 128 + 9},
 	} {
-		if code, _, errs := runCLI(t, "run", "--", "/bin/sh", "-c", tt.script); code != tt.code || errs != "" {
+		if code, _, errs := runCLI(t, "run", "--fork", "--", "/bin/sh", "-c", tt.script); code != tt.code || errs != "" {
 			t.Errorf("run sh -c %q: exit %d, stderr %q; want %d, nothing", tt.script, code, errs, tt.code)
 		}
 	}

@@ -310,6 +310,10 @@ type SpawnGrant struct {
 	Path  string // kernel spelling
 	Write bool   // read-write; otherwise read
 	Dir   bool   // a directory: everything beneath it
+	// Own is a directory procage made empty and removes itself (a cage's
+	// preset caches): like the private temporary directory, only a
+	// protected path at, beneath or above it is a gap.
+	Own bool
 }
 
 // WithSpawn returns a copy of the plan's path rules plus a spawn's grants
@@ -318,8 +322,9 @@ type SpawnGrant struct {
 // policy's rules do; a directory grant holding a protected path (a
 // writable one: git hooks in any tree) is a *profile.GapError unless the plan
 // accepted the gap or the class is waived. The private temporary
-// directory is procage's own, starts empty and is removed at run end:
-// only a protected path at or inside it is a gap.
+// directory is procage's own, starts empty and is removed at run end: the
+// run may read, write and execute there, and only a protected path at or
+// inside it is a gap.
 func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) {
 	rules := slices.Clone(pl.Rules)
 	hd := pl.hd
@@ -327,7 +332,18 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 		hd = &hardDeny{}
 	}
 	var parts []profile.GapPart
+	own := func(r PathRule, what string) {
+		if _, denials, ps := hd.apply(r, true); len(denials) > 0 || !onlyGit(ps) {
+			parts = append(parts, profile.GapPart{Gap: profile.GapSecrets, Path: r.Path,
+				Detail: fmt.Sprintf("%s %s lies at, beneath or above a protected path", what, r.Path)})
+		}
+		rules = append(rules, r)
+	}
 	for _, g := range grants {
+		if g.Own {
+			own(PathRule{Path: g.Path, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerGrant}, "the cage's directory")
+			continue
+		}
 		a := fsRead
 		if g.Write {
 			a |= fsWrite
@@ -349,12 +365,9 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 		}
 	}
 	if temp != "" {
-		r := PathRule{Path: temp, Access: (fsRead | fsWrite) & pl.HandledFS, Layer: LayerTemp}
-		if _, denials, ps := hd.apply(r, true); len(denials) > 0 || !onlyGit(ps) {
-			parts = append(parts, profile.GapPart{Gap: profile.GapSecrets, Path: temp,
-				Detail: fmt.Sprintf("the private temporary directory %s lies at, beneath or above a protected path", temp)})
-		}
-		rules = append(rules, r)
+		// Execute too, as on macOS: a build runs what it linked there (go
+		// test's test binary).
+		own(PathRule{Path: temp, Access: (fsRead | fsWrite | FSExecute) & pl.HandledFS, Layer: LayerTemp}, "the private temporary directory")
 	}
 	if len(parts) > 0 {
 		return nil, &profile.GapError{Parts: parts}

@@ -116,8 +116,17 @@ func TestGrantCoveringSecrets(t *testing.T) {
 	if _, err := pl.WithSpawn(nil, "/tmp/procage-run-1"); err != nil {
 		t.Errorf("private temp: %v, want no gap", err)
 	}
+	// procage's own cache directory may hold a .git like the private
+	// temporary directory; as a plain write grant it is a gap.
+	caches := SpawnGrant{Path: "/tmp/procage-cache-1", Write: true, Dir: true, Own: true}
+	if _, err := pl.WithSpawn([]SpawnGrant{caches}, ""); err != nil {
+		t.Errorf("the cage's caches: %v, want no gap", err)
+	}
+	if _, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u/.ssh/c", Write: true, Dir: true, Own: true}}, ""); !isGap(err, profile.GapSecrets) {
+		t.Errorf("an own directory inside ~/.ssh: %v, want a secrets gap", err)
+	}
 	pl = mustPlan(t, []profile.Option{profile.Waive(profile.TrustHandoff)})
-	rules, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u/src", Dir: true}, {Path: "/work/out", Write: true, Dir: true}}, "/tmp/procage-run-1")
+	rules, err := pl.WithSpawn([]SpawnGrant{{Path: "/home/u/src", Dir: true}, {Path: "/work/out", Write: true, Dir: true}, caches}, "/tmp/procage-run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +134,9 @@ func TestGrantCoveringSecrets(t *testing.T) {
 	want := []PathRule{
 		{Path: "/home/u/src", Access: fsRead, Layer: LayerGrant},
 		{Path: "/work/out", Access: fsRead | fsWrite, Layer: LayerGrant},
-		{Path: "/tmp/procage-run-1", Access: fsRead | fsWrite, Layer: LayerTemp},
+		{Path: "/tmp/procage-cache-1", Access: fsRead | fsWrite, Layer: LayerGrant},
+		// Execute too: a build runs what it linked there, as on macOS.
+		{Path: "/tmp/procage-run-1", Access: fsRead | fsWrite | FSExecute, Layer: LayerTemp},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("spawn rules (-want +got):\n%s", diff)

@@ -51,6 +51,12 @@ func TestGoldenLower(t *testing.T) {
 			env:    profile.Env{Home: testHome},
 			reason: "only the spawn's target may be executed: one deny after every exec allow, its target bound per spawn",
 		},
+		{
+			name:   "private-temp.sb",
+			opts:   []profile.Option{profile.ReadWrite("/Users/alice/project"), profile.Fork()},
+			env:    profile.Env{Home: testHome, PrivateTemp: true},
+			reason: "each run's private temporary directory (a preset's) is executable, as on Linux: go test runs the binary it links there; the directory is bound per spawn, before the hard-deny tier",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

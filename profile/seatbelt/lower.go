@@ -17,11 +17,13 @@ import (
 const DefaultLimit = 2000
 
 // Parameter names bound per spawn: a forking policy's run-marker block,
-// and the target of an ExecTargetOnly policy.
+// the target of an ExecTargetOnly policy, and the private temporary
+// directory ([profile.Env] PrivateTemp).
 const (
-	ParamRunPrefix  = "PROCAGE_RUN_PREFIX"  // random per parent process
-	ParamRunMarker  = "PROCAGE_RUN_MARKER"  // unique per run, starts with the prefix
-	ParamExecTarget = "PROCAGE_EXEC_TARGET" // the target's path, kernel spelling
+	ParamRunPrefix   = "PROCAGE_RUN_PREFIX"   // random per parent process
+	ParamRunMarker   = "PROCAGE_RUN_MARKER"   // unique per run, starts with the prefix
+	ParamExecTarget  = "PROCAGE_EXEC_TARGET"  // the target's path, kernel spelling
+	ParamPrivateTemp = "PROCAGE_PRIVATE_TEMP" // the run's private temporary directory, kernel spelling
 )
 
 // Layer names, in the order they appear in a lowered profile.
@@ -31,6 +33,7 @@ const (
 	LayerPolicy   = "policy"
 	LayerLinks    = "links"
 	LayerSeatbelt = "seatbelt"
+	LayerTemp     = "private-temp"
 	LayerExec     = "exec-target-only"
 	LayerHardDeny = "hard-deny"
 	LayerMarker   = "run-marker"
@@ -76,13 +79,14 @@ func (p *Plan) NumRules() int { return len(p.Profile.Rules) }
 type LimitError struct{ Rules, Limit int }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("seatbelt: %d rules, more than the limit of %d", e.Rules, e.Limit)
+	return fmt.Sprintf("seatbelt: the profile has %d rules, more than the compile limit of %d", e.Rules, e.Limit)
 }
 
 // Lower turns a policy into a Seatbelt profile, in layers: header
 // ((version 1), (deny default) and what the child still needs after the
 // profile is applied), base, the policy's own rules, link metadata,
-// Seatbelt-layer rules, the hard-deny classes, and for a forking policy the
+// Seatbelt-layer rules, for runs with a private temporary directory the
+// exec grant on it, the hard-deny classes, and for a forking policy the
 // run-marker block. The output is deterministic. A profile of more than
 // [DefaultLimit] rules is a [*LimitError].
 func Lower(p profile.Policy, env profile.Env) (*Plan, error) {
@@ -134,6 +138,13 @@ func LowerLimit(p profile.Policy, env profile.Env, limit int) (*Plan, error) {
 		return nil, err
 	}
 	var params []string
+	if env.PrivateTemp {
+		// After the Seatbelt layer (its denies win over the policy only)
+		// and before exec-target-only and the hard-deny tier, whose denies
+		// win over it.
+		add(LayerTemp, privateTempRules()...)
+		params = append(params, ParamPrivateTemp)
+	}
 	if p.ExecTargetOnly() {
 		add(LayerExec, execOnlyRules(allowedOps(rules))...)
 		params = append(params, ParamExecTarget)
@@ -340,6 +351,20 @@ func ancestorsOf(path string) []string {
 		out = append(out, "/")
 	}
 	return out
+}
+
+// privateTempRules let the child execute what it wrote to its private
+// temporary directory (go test runs the test binary it links there), as
+// the Linux lowering does. Read and write come from the directory's
+// read-write extension, issued per spawn; the directory is procage's own,
+// starts empty and is removed when the run ends.
+func privateTempRules() []sbpl.Rule {
+	return []sbpl.Rule{{
+		Effect:  sbpl.Allow,
+		Ops:     []string{"process-exec*", "file-map-executable"},
+		Filters: []*sbpl.Filter{sbpl.F("subpath", sbpl.Param(ParamPrivateTemp))},
+		Comment: "execute what the run wrote to its private temporary directory (read and write: its read-write extension)",
+	}}
 }
 
 // execOnlyRules deny executing anything but the spawn's target. The deny

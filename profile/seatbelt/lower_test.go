@@ -239,7 +239,7 @@ func TestLowerLimit(t *testing.T) {
 		if !errors.As(err, &le) || le.Limit != 100 || le.Rules <= 300 {
 			t.Fatalf("Lower = %v, want a *LimitError with limit 100 and more than 300 rules", err)
 		}
-		if want := fmt.Sprintf("seatbelt: %d rules, more than the limit of 100", le.Rules); err.Error() != want {
+		if want := fmt.Sprintf("seatbelt: the profile has %d rules, more than the compile limit of 100", le.Rules); err.Error() != want {
 			t.Errorf("limit error = %q, want %q", err, want)
 		}
 	} else {
