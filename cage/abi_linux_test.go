@@ -18,3 +18,10 @@ func skipIfTooOld(tb testing.TB, err error) {
 		testenv.SkipLandlockABI(tb, ae.Have, ae.Need, err.Error())
 	}
 }
+
+// requireUserNamespace skips a T1 test where the kernel refuses the
+// unprivileged caller a user namespace (see testenv.RequireUserNamespace).
+func requireUserNamespace(tb testing.TB) {
+	tb.Helper()
+	testenv.RequireUserNamespace(tb)
+}

@@ -110,6 +110,7 @@ type spawnSpec struct {
 	temp   string  // the private temporary directory (WithPrivateTemp), else ""
 	marker string  // the run's marker, "" unless the policy forks
 	tty    TTY     // the child's session mode
+	dir    string  // the child's working directory, absolute ("" none)
 	// keptFD is the lowest descriptor number the child's descriptor
 	// shuffle leaves alone (forkexec.KeptAbove): a descriptor a call
 	// names after it must be at least this.

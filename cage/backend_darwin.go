@@ -335,3 +335,11 @@ func (g grant) extensionClass() string {
 	}
 	return seatbelt.ExtensionRead
 }
+
+// hostProbeT1: tiers are Linux's; never asked on macOS.
+func hostProbeT1() error {
+	return &UnsupportedError{OSBuild: hostOSBuild(), What: "Linux tiers are not a macOS backend's"}
+}
+
+// hostPolicyProbe: nothing to check beyond the apply probe.
+func hostPolicyProbe() error { return nil }

@@ -10,6 +10,7 @@ import (
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/internal/linuxsandbox"
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/linux"
 )
 
@@ -53,6 +54,9 @@ type linuxBackend struct {
 	prog    *linuxsandbox.Program
 	calls   *linuxsandbox.Calls // the child's calls with rs; read-only, shared by spawns
 	forking bool
+	// gitDirs are the git directories found beneath the policy's writable
+	// trees when New ran (T1 pins those still there at each spawn).
+	gitDirs []string
 }
 
 // hostEnforce lowers the plan again for this kernel's Landlock ABI (so
@@ -103,7 +107,22 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	return &linuxBackend{plan: pl, held: held, rs: rs, prog: prog, calls: calls, forking: pl.Forking}, nil
+	be := &linuxBackend{plan: pl, held: held, rs: rs, prog: prog, calls: calls, forking: pl.Forking}
+	be.gitDirs = findGitDirs(pl.Mounts)
+	return be, nil
+}
+
+// findGitDirs walks the T1 mounts' writable trees that keep git safe for
+// their git directories.
+func findGitDirs(ms []linux.Mount) []string {
+	var out []string
+	for _, m := range ms {
+		if m.Kind == linux.MountGit {
+			dirs, _ := linuxsandbox.FindGitDirs(m.Path)
+			out = append(out, dirs...)
+		}
+	}
+	return out
 }
 
 // spellRule returns the spelling New opens for a rule of the plan. A
@@ -134,8 +153,37 @@ func (c *Cage) spellRule(r *pathresolve.Resolver, rule linux.PathRule) (string, 
 func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
+	cs, rules, err := b.landlockChild(s)
+	if err != nil || b.plan.Tier != linux.TierT1 {
+		return cs, err
+	}
+	// T1: this spawn's namespace calls (their fd slots are its own).
+	gitDirs := b.gitDirs
+	for _, g := range s.grants {
+		if g.write && g.path != s.temp {
+			dirs, _ := linuxsandbox.FindGitDirs(g.path)
+			gitDirs = append(gitDirs, dirs...)
+		}
+	}
+	ns := &linuxsandbox.Namespace{UserNS: os.Geteuid() != 0, UID: os.Geteuid(), GID: os.Getegid(),
+		Dir: s.dir, Mounts: b.plan.MountsFor(rules), GitDirs: gitDirs}
+	nsCalls, err := linuxsandbox.NamespaceCalls(ns)
+	if err != nil {
+		if cs.cleanup != nil {
+			cs.cleanup()
+		}
+		return nil, fmt.Errorf("cage: %w", err)
+	}
+	calls := linuxsandbox.Join(nsCalls, cs.keep.(*linuxsandbox.Calls))
+	out := childSpecOf(calls, cs.cleanup)
+	return out, nil
+}
+
+// landlockChild is a spawn's Landlock and seccomp calls, and the rules its
+// ruleset holds.
+func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule, error) {
 	if len(s.grants) == 0 && b.rs.FD() >= s.keptFD {
-		return childSpecOf(b.calls, nil), nil
+		return childSpecOf(b.calls, nil), b.plan.Rules, nil
 	}
 	rs, rules := b.rs, b.plan.Rules
 	var owned []*linuxsandbox.Ruleset
@@ -161,19 +209,19 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		}
 		var err error
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		own := slices.DeleteFunc(slices.Clone(rules), func(r linux.PathRule) bool {
 			return r.Layer == linux.LayerBase || r.Layer == linux.LayerPolicy
 		})
 		spawnHeld, err := linuxsandbox.OpenRules(own, nil)
 		if err != nil {
-			return nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		rs, err = linuxsandbox.BuildRuleset(b.plan, b.held, spawnHeld)
 		spawnHeld.Close() // the ruleset holds the inodes now
 		if err != nil {
-			return nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		owned = append(owned, rs)
 	}
@@ -183,7 +231,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		d, err := rs.DupAbove(s.keptFD)
 		if err != nil {
 			cleanup()
-			return nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		owned = append(owned, d)
 		rs = d
@@ -191,9 +239,9 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
 	if err != nil {
 		cleanup()
-		return nil, fmt.Errorf("cage: %w", err)
+		return nil, nil, fmt.Errorf("cage: %w", err)
 	}
-	return childSpecOf(calls, cleanup), nil
+	return childSpecOf(calls, cleanup), rules, nil
 }
 
 func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
@@ -270,3 +318,100 @@ func hostProbeApply() error { return probeLinux() }
 // needs no query; seccomp keeps them in it (every forking plan denies
 // setsid and setpgid), which the tests check on a live run.
 func hostProbeRuns() error { return nil }
+
+// hostProbeT1 runs every T1 step once per process (verdicts only) in a
+// throwaway child: the user namespace (unless root) and its id maps, mount
+// propagation, the read-only root, a writable bind made read-write again,
+// an empty read-only tmpfs and a /dev/null bind over a store, then the
+// apply calls of a plan that allows nothing, under which exec must fail
+// with EACCES. Where a step fails (Ubuntu 24.04's AppArmor restriction
+// lets unshare succeed and fails a later step; Docker's default seccomp
+// profile refuses unshare), the result is an *UnsupportedError wrapping
+// the *ApplyError that names the step.
+var hostProbeT1 = cachedVerdict(func() error {
+	build := hostOSBuild()
+	if err := probeLinux(); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "procage-t1-probe-")
+	if err != nil {
+		return fmt.Errorf("cage: T1 probe: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Mkdir(dir+"/d", 0o700); err != nil {
+		return fmt.Errorf("cage: T1 probe: %w", err)
+	}
+	if err := os.WriteFile(dir+"/f", nil, 0o600); err != nil {
+		return fmt.Errorf("cage: T1 probe: %w", err)
+	}
+	ns, err := linuxsandbox.NamespaceCalls(&linuxsandbox.Namespace{UserNS: os.Geteuid() != 0, UID: os.Geteuid(), GID: os.Getegid(),
+		Mounts: []linux.Mount{{Kind: linux.MountReadOnly, Path: "/"}, {Kind: linux.MountWritable, Path: dir},
+			{Kind: linux.MountHide, Path: dir + "/d"}, {Kind: linux.MountHide, Path: dir + "/f"}}})
+	if err != nil {
+		return fmt.Errorf("cage: T1 probe: %w", err)
+	}
+	pl := linux.DenyAll(linuxsandbox.KernelABI())
+	pl.Tier = linux.TierT1
+	rs, err := linuxsandbox.BuildRuleset(pl)
+	if err != nil {
+		return &UnsupportedError{OSBuild: build, What: "building the T1 probe's Landlock ruleset", Err: err}
+	}
+	defer rs.Close()
+	prog, err := linuxsandbox.BuildProgram(pl)
+	if err != nil {
+		return &UnsupportedError{OSBuild: build, What: "building the T1 probe's seccomp program", Err: err}
+	}
+	apply, err := linuxsandbox.NewCalls(pl, rs, prog, nil)
+	if err != nil {
+		return fmt.Errorf("cage: preparing the T1 probe: %w", err)
+	}
+	calls := linuxsandbox.Join(ns, apply)
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	fd := null.Fd()
+	target := "/bin/true"
+	if _, err := os.Stat(target); err != nil {
+		target = "/usr/bin/true"
+	}
+	pid, err := forkexec.Start(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls})
+	calls.KeepAlive()
+	if err == nil {
+		ws, _ := forkexec.Wait(pid)
+		return &UnsupportedError{OSBuild: build, What: fmt.Sprintf("the T1 probe's child ran its target under a deny-everything ruleset (exit status %d)", ws.ExitStatus())}
+	}
+	se, ok := errors.AsType[*forkexec.StepError](err)
+	switch {
+	case !ok:
+		return fmt.Errorf("cage: starting the T1 probe: %w", err)
+	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
+		return nil
+	}
+	ae := &ApplyError{Step: Step(se.Step), Call: calls.Name(se.Step, se.Call), Errno: se.Err}
+	return &UnsupportedError{OSBuild: build, What: "tier T1 unavailable", Err: ae}
+})
+
+// hostPolicyProbe lowers the default policy (Base V1 alone) for this
+// kernel, so the probe says what New will do with it: on a kernel whose
+// Landlock ABI is older than the plan needs (Debian 12's 6.1 has ABI 2,
+// the process-access scopes need 6), New refuses.
+func hostPolicyProbe() error {
+	pol, err := profile.New(profile.BaseV1)
+	if err != nil {
+		return err
+	}
+	tier := linux.TierT2
+	if hostProbeT1() == nil {
+		tier = linux.TierT1
+	}
+	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier})
+	if err != nil {
+		return err
+	}
+	if err := linuxsandbox.CheckABI(pl); err != nil {
+		return &UnsupportedError{OSBuild: hostOSBuild(), What: "Landlock is too old for the default policy (waive process-access to run here)", Err: err}
+	}
+	return nil
+}

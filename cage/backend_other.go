@@ -30,3 +30,9 @@ func hostEnforce(*Cage, planned) (backend, error) { return nil, errNoBackend() }
 
 func hostProbeApply() error { return errNoBackend() }
 func hostProbeRuns() error  { return errNoBackend() }
+
+// hostProbeT1: no Linux namespaces here.
+func hostProbeT1() error { return errNoBackend() }
+
+// hostPolicyProbe: nothing to check beyond the apply probe.
+func hostPolicyProbe() error { return nil }

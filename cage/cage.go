@@ -133,10 +133,15 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		c.planned = p
 	case BackendLinux:
 		abi := 0
-		if cfg.planOnly && hostHasBackend && cfg.backend == hostBackend {
+		onHost := hostHasBackend && cfg.backend == hostBackend && hostBackend == BackendLinux
+		if cfg.planOnly && onHost {
 			abi = hostLandlockABI()
 		}
-		p, err := planLinux(policy, env, cfg.accept, abi)
+		tier, err := cfg.pickTier(onHost && (host || cfg.planOnly))
+		if err != nil {
+			return nil, err
+		}
+		p, err := planLinux(policy, env, cfg.accept, abi, tier)
 		if _, gap := errors.AsType[*profile.GapError](err); gap && cfg.planOnly {
 			c.planned = p
 			c.be = planOnly{b: cfg.backend, refused: policyError(err)}

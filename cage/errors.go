@@ -137,15 +137,16 @@ type Step int
 // backend's: on macOS, apply the compiled profile, confirm the child is
 // sandboxed, consume grant tokens.
 const (
-	StepSession Step = Step(forkexec.StepSession) // setsid, or setpgid with TTYInherit
-	StepStdio   Step = Step(forkexec.StepStdio)   // descriptors 0..n-1
-	StepDir     Step = Step(forkexec.StepDir)     // chdir(Dir)
-	StepRlimit  Step = Step(forkexec.StepRlimit)  // resource limits
-	StepApply   Step = Step(forkexec.StepApply)   // put the sandbox in force
-	StepConfirm Step = Step(forkexec.StepConfirm) // prove it is in force
-	StepConsume Step = Step(forkexec.StepConsume) // take the spawn's grants
-	StepCloexec Step = Step(forkexec.StepCloexec) // close other descriptors on exec
-	StepExec    Step = Step(forkexec.StepExec)    // execve(Path)
+	StepSession   Step = Step(forkexec.StepSession)   // setsid, or setpgid with TTYInherit
+	StepStdio     Step = Step(forkexec.StepStdio)     // descriptors 0..n-1
+	StepDir       Step = Step(forkexec.StepDir)       // chdir(Dir)
+	StepRlimit    Step = Step(forkexec.StepRlimit)    // resource limits
+	StepNamespace Step = Step(forkexec.StepNamespace) // Linux tier T1: namespaces and mounts
+	StepApply     Step = Step(forkexec.StepApply)     // put the sandbox in force
+	StepConfirm   Step = Step(forkexec.StepConfirm)   // prove it is in force
+	StepConsume   Step = Step(forkexec.StepConsume)   // take the spawn's grants
+	StepCloexec   Step = Step(forkexec.StepCloexec)   // close other descriptors on exec
+	StepExec      Step = Step(forkexec.StepExec)      // execve(Path)
 )
 
 // String returns the step's name ("session", "exec", ...).

@@ -100,7 +100,7 @@ func ExampleCage_LinuxPlan() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := cage.New(policy, cage.WithBackend(cage.BackendLinux), cage.WithHome("/home/me"), cage.AcceptGaps(profile.GapLoopback))
+	c, err := cage.New(policy, cage.WithBackend(cage.BackendLinux), cage.WithLinuxTier(cage.TierT2), cage.WithHome("/home/me"), cage.AcceptGaps(profile.GapLoopback))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func ExampleCage_LinuxPlan() {
 		}
 	}
 	// Output:
-	// # Linux plan: Landlock ABI 7 planned, at least 6 needed
+	// # Linux plan: Landlock ABI 7 planned, at least 6 needed; tier T2 (Landlock and seccomp)
 	// path policy   /srv/data: read_file|read_dir
 	// tcp port 8080: bind_tcp|connect_tcp
 	// seccomp clone3 -> ENOSYS  # BPF cannot read clone3's flags struct; ENOSYS makes libc fall back to clone (multikernel/sandlock#240)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"syscall"
@@ -68,7 +69,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		fds[i] = f.Fd()
 	}
 	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty,
-		keptFD: forkexec.KeptAbove(fds)})
+		keptFD: forkexec.KeptAbove(fds), dir: absDir(cmd.Dir)})
 	if err != nil {
 		return err
 	}
@@ -434,4 +435,17 @@ func (cmd *Cmd) awaitGoroutines(timer *time.Timer) error {
 	case err := <-cmd.goroutineErr:
 		return err
 	}
+}
+
+// absDir is the absolute working directory a child started in dir has
+// ("": the caller's), or "" if it cannot be told.
+func absDir(dir string) string {
+	if filepath.IsAbs(dir) {
+		return filepath.Clean(dir)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(wd, dir)
 }

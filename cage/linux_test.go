@@ -9,6 +9,7 @@ import (
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // The Linux plan is portable: these run on every OS.
@@ -23,13 +24,14 @@ func linuxCage(t *testing.T, opts []profile.Option, copts ...cage.Option) (*cage
 }
 
 func TestLinuxPlanGapRefusedAndAccepted(t *testing.T) {
-	_, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)})
+	// Tier T2: no mounts hide the stores inside the home directory.
+	_, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)}, cage.WithLinuxTier(cage.TierT2))
 	var ge *profile.GapError
 	if !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) || !ge.Has(profile.GapLoopback) || ge.Has(profile.GapMach) {
 		t.Fatalf("New = %v, want a GapError naming secrets and loopback only", err)
 	}
 	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, profile.AnyPort)},
-		cage.AcceptGaps(profile.GapSecrets, profile.GapLoopback))
+		cage.AcceptGaps(profile.GapSecrets, profile.GapLoopback), cage.WithLinuxTier(cage.TierT2))
 	if err != nil {
 		skipIfTooOld(t, err) // on Linux the host's backend: New enforces
 		t.Fatal(err)
@@ -95,7 +97,7 @@ func TestAcceptGapsMacOS(t *testing.T) {
 // error New would have returned; nothing runs.
 func TestPlanOnlyRefusedGaps(t *testing.T) {
 	opts := []profile.Option{profile.Read("/home/u"), profile.Network(profile.NetworkLoopback, 8080)}
-	c, err := linuxCage(t, opts, cage.PlanOnly(), cage.AcceptGaps(profile.GapLoopback))
+	c, err := linuxCage(t, opts, cage.PlanOnly(), cage.AcceptGaps(profile.GapLoopback), cage.WithLinuxTier(cage.TierT2))
 	if err != nil {
 		t.Fatalf("PlanOnly New: %v", err)
 	}
@@ -144,5 +146,32 @@ func TestPolicyGapsAndHome(t *testing.T) {
 	c, err = cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly(), cage.WithHome("/home/opt"))
 	if err != nil || c.Home() != "/home/opt" {
 		t.Errorf("WithHome over the policy's home: %v, %q", err, c.Home())
+	}
+}
+
+// TestT1PlanHidesStores: at tier T1 a home read is no gap (each protected
+// store that exists is covered by an empty read-only mount, listed in the
+// plan), a writable tree still refuses trust handoff by name, and the
+// plan's header names the tier.
+func TestT1PlanHidesStores(t *testing.T) {
+	requireUserNamespace(t)
+	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u")}, cage.PlanOnly(), cage.WithLinuxTier(cage.TierT1))
+	if err != nil {
+		t.Fatalf("T1 home read: %v", err)
+	}
+	for _, want := range []string{"; tier T1 (", "\nmount read-only /: ", "\nmount hide      /home/u/.ssh: "} {
+		if !strings.Contains(c.Plan(), want) {
+			t.Errorf("plan lacks %q:\n%s", want, c.Plan())
+		}
+	}
+	if pl := c.LinuxPlan(); len(pl.Refused) != 0 || pl.Tier != linux.TierT1 {
+		t.Errorf("T1 home read: tier %v, refused %v", pl.Tier, pl.Refused)
+	}
+	c, err = linuxCage(t, []profile.Option{profile.ReadWrite("/home/u/src")}, cage.PlanOnly(), cage.WithLinuxTier(cage.TierT1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := c.LinuxPlan(); len(pl.Refused) != 1 || pl.Refused[0].Gap != profile.GapTrustHandoff {
+		t.Errorf("T1 writable tree refused %v, want trust handoff alone", pl.Refused)
 	}
 }

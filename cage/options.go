@@ -63,6 +63,7 @@ type config struct {
 	links       []string      // accepted links, kernel spelling
 	accept      []profile.Gap // Linux gaps the caller accepts (AcceptGaps)
 	planOnly    bool          // PlanOnly
+	linuxTier   LinuxTier     // WithLinuxTier
 
 	presets []preset.Preset // WithPresets, in order
 

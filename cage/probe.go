@@ -25,6 +25,19 @@ type ProbeResult struct {
 	// run ends: the run-marker query on macOS; on Linux the run's process
 	// group, which seccomp keeps them in, so there is nothing to probe.
 	RunSearch error
+	// Tier is the Linux tier a TierAuto cage gets here: "T1" where every
+	// T1 step worked in the probe's throwaway child, else "T2"; "" off
+	// Linux or when apply failed.
+	Tier string
+	// T1 says why the tier is T2: an *UnsupportedError wrapping the
+	// *ApplyError that names the first T1 step that failed and its errno
+	// (nil at T1 and off Linux).
+	T1 error
+	// Policy is what New does with the default policy (Base V1 alone)
+	// here: nil, or why it refuses it (a Landlock ABI older than the plan
+	// needs; a policy that waives process-access may still run). Only
+	// checked when apply works; not part of Err, since the host can cage.
+	Policy error
 }
 
 // The sandboxes ProbeResult.Sandbox names.
@@ -88,7 +101,27 @@ func (r ProbeResult) String() string {
 	default:
 		s += "; run search " + word(r.RunSearch)
 	}
+	if r.Tier != "" {
+		s += "; tier " + r.Tier
+		if r.T1 != nil {
+			s += " (T1 unavailable: " + tierWhy(r.T1) + ")"
+		}
+	}
+	if r.Policy != nil {
+		s += "; default policy REFUSED (" + r.Policy.Error() + ")"
+	}
 	return s
+}
+
+// tierWhy names the failing T1 step of a probe's T1 error.
+func tierWhy(err error) string {
+	if ae, ok := errors.AsType[*ApplyError](err); ok {
+		if ae.Call != "" {
+			return ae.Step.String() + " step " + ae.Call + ": " + ae.Errno.Error()
+		}
+		return ae.Step.String() + " step: " + ae.Errno.Error()
+	}
+	return err.Error()
 }
 
 // Probe runs (once per process; later calls return the cached verdicts)
@@ -100,6 +133,13 @@ func Probe() ProbeResult {
 		r.RunSearch = hostProbeRuns()
 	} else {
 		r.RunSearch = errNotChecked
+	}
+	if r.Apply == nil && hostHasBackend && hostBackend == BackendLinux {
+		r.Tier = "T1"
+		if r.T1 = hostProbeT1(); r.T1 != nil {
+			r.Tier = "T2"
+		}
+		r.Policy = hostPolicyProbe()
 	}
 	return r
 }

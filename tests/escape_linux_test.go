@@ -175,7 +175,7 @@ func TestLinuxEscapeSecrets(t *testing.T) {
 	o, e, err := run(t, c, "/bin/cat", key)
 	mustRefuse(t, "reading an SSH key", o, e, err)
 
-	_, err = cage.New(policy(t, profile.Read(home)), cage.WithHome(home))
+	_, err = cage.New(policy(t, profile.Read(home)), cage.WithLinuxTier(cage.TierT2), cage.WithHome(home))
 	var ge *profile.GapError
 	if !errors.As(err, &ge) || !ge.Has(profile.GapSecrets) {
 		t.Errorf("a readable home: %v, want a GapError naming %s", err, profile.GapSecrets)
@@ -195,7 +195,7 @@ func TestLinuxEscapeTrustHandoff(t *testing.T) {
 	requireCage(t)
 	home := tempHome(t)
 	project := t.TempDir()
-	_, err := cage.New(policy(t, profile.ReadWrite(project)), cage.WithHome(home))
+	_, err := cage.New(policy(t, profile.ReadWrite(project)), cage.WithLinuxTier(cage.TierT2), cage.WithHome(home))
 	var ge *profile.GapError
 	if !errors.As(err, &ge) || !ge.Has(profile.GapTrustHandoff) {
 		t.Fatalf("a writable project: %v, want a GapError naming %s", err, profile.GapTrustHandoff)
@@ -276,12 +276,12 @@ func TestLinuxGapsRefusedAtNew(t *testing.T) {
 		{profile.Seatbelt(`(allow file-read* (literal "/x"))`), profile.GapSeatbelt},
 		{profile.ExecTargetOnly(), profile.GapExecTargetOnly},
 	} {
-		_, err := cage.New(policy(t, tc.opt), cage.WithHome(tempHome(t)))
+		_, err := cage.New(policy(t, tc.opt), cage.WithLinuxTier(cage.TierT2), cage.WithHome(tempHome(t)))
 		var ge *profile.GapError
 		if !errors.As(err, &ge) || !ge.Has(tc.gap) {
 			t.Errorf("%s: %v, want a GapError naming it", tc.gap, err)
 		}
-		if _, err := cage.New(policy(t, tc.opt), cage.WithHome(tempHome(t)), cage.AcceptGaps(tc.gap)); err != nil {
+		if _, err := cage.New(policy(t, tc.opt), cage.WithLinuxTier(cage.TierT2), cage.WithHome(tempHome(t)), cage.AcceptGaps(tc.gap)); err != nil {
 			skipIfTooOld(t, err) // the refusals above ran
 			t.Errorf("%s accepted: %v", tc.gap, err)
 		}

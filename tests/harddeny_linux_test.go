@@ -73,7 +73,7 @@ func checkProtected(t *testing.T, name string, c hardwalk.Case, g hardwalk.Grant
 	// The other class stays in force, so that a gap it names is not
 	// taken for this entry's.
 	pol := policy(t, opts...)
-	cg, err := cage.New(pol, cage.WithHome(homeOf(c)))
+	cg, err := cage.New(pol, cage.WithLinuxTier(cage.TierT2), cage.WithHome(homeOf(c)))
 	skipIfTooOld(t, err) // ends the walk: no policy without a gap runs
 	if refusedNaming(t, name, err, c) {
 		return

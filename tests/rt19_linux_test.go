@@ -50,7 +50,7 @@ func rt19Home(t *testing.T) string {
 // to append to file, which must then still hold want.
 func rt19Run(t *testing.T, what, h string, pol profile.Policy, grants []cage.Grant, file string, write bool) {
 	t.Helper()
-	c, err := cage.New(pol, cage.WithHome(h))
+	c, err := cage.New(pol, cage.WithLinuxTier(cage.TierT2), cage.WithHome(h))
 	if _, ok := errors.AsType[*profile.GapError](err); ok {
 		return // refused by name: held
 	} else if err != nil {
@@ -135,7 +135,7 @@ func TestLinuxRT19LiteralDirectory(t *testing.T) {
 		policy(t, profile.FS(profile.AccessRead|profile.AccessWrite, profile.Literal, h)),
 		policy(t, profile.FS(profile.AccessRead, profile.Literal, "/")),
 	} {
-		_, err := cage.New(pol, cage.WithHome(h))
+		_, err := cage.New(pol, cage.WithLinuxTier(cage.TierT2), cage.WithHome(h))
 		if pe, ok := errors.AsType[*cage.PolicyError](err); !ok || pe.Kind != cage.ErrLiteralDirectory || strings.Count(err.Error(), "cage: ") != 1 {
 			skipIfTooOld(t, err) // New refuses the kernel before it opens the rules
 			t.Errorf("%v: cage.New = %v, want a *cage.PolicyError of kind ErrLiteralDirectory", pol, err)

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/pathresolve"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/seatbelt"
@@ -170,6 +171,7 @@ type policyFlags struct {
 	acceptLinks                pathListFlag
 	presets                    presetFlag
 	network, policyFile, home  string
+	tier                       string
 	fork, execOnly, listenAny  bool
 	limit                      int
 }
@@ -197,6 +199,20 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.StringVar(&pf.home, "home", "", "protect `DIR` as the home directory the hard-deny classes guard (default: the user's home directory)")
 	fs.StringVar(&pf.policyFile, "policy", "", "read the policy from the JSON `FILE` (format: docs/policy.md) instead of rule flags")
 	fs.IntVar(&pf.limit, "limit", seatbelt.DefaultLimit, "refuse profiles with more than `N` rules")
+	fs.StringVar(&pf.tier, "tier", "auto", "Linux: the enforcement `TIER`: auto (T1 where procage probe finds it works), t1 (namespaces and mounts too; refused where unavailable) or t2 (Landlock and seccomp only)")
+}
+
+// linuxTier reads --tier.
+func (pf *policyFlags) linuxTier() (cage.LinuxTier, error) {
+	switch strings.ToLower(pf.tier) {
+	case "", "auto":
+		return cage.TierAuto, nil
+	case "t1":
+		return cage.TierT1, nil
+	case "t2":
+		return cage.TierT2, nil
+	}
+	return 0, badValuef("--tier %q: want auto, t1 or t2", pf.tier)
 }
 
 // policy builds the policy the flags describe. set reports which flags

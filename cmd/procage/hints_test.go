@@ -154,7 +154,7 @@ func TestRefusedPolicyNamesFlag(t *testing.T) {
 			[]string{"--accept-link", tree + "/l"}},
 	}
 	for _, tt := range tests {
-		args := append([]string{"plan", "--backend", "linux"}, tt.args...)
+		args := append([]string{"plan", "--backend", "linux", "--tier", "t2"}, tt.args...)
 		code, stdout, errs := runCLI(t, args...)
 		if strings.Contains(tt.want, ": warning: ") {
 			if code != 0 || !strings.Contains(stdout, "\nREFUSED GAP (not accepted) ") || errs != tt.want {

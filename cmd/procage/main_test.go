@@ -142,9 +142,14 @@ func TestBackend(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 0, %q", a, code, out, errs, want)
 		}
 	}
-	code, out, errs = runCLI(t, "explain", "--backend", "linux", "write", "/usr/x")
+	code, out, errs = runCLI(t, "explain", "--backend", "linux", "--tier", "t2", "write", "/usr/x")
 	if want := "denied (EACCES): no Landlock rule grants write_file on /usr/x; no rule covers /usr/x or a directory above it\n"; code != 1 || errs != "" || out != want {
-		t.Errorf("explain --backend linux write: exit %d, stdout %q, stderr %q; want 1, %q", code, out, errs, want)
+		t.Errorf("explain --backend linux --tier t2 write: exit %d, stdout %q, stderr %q; want 1, %q", code, out, errs, want)
+	}
+	// At T1 the read-only mount answers first.
+	code, out, errs = runCLI(t, "explain", "--backend", "linux", "--tier", "t1", "write", "/usr/x")
+	if want := "denied (EROFS): no Landlock rule grants write_file on /usr/x; no rule covers /usr/x or a directory above it; at tier T1 the path is on a read-only mount, whose EROFS comes before Landlock's EACCES\n"; code != 1 || errs != "" || out != want {
+		t.Errorf("explain --backend linux --tier t1 write: exit %d, stdout %q, stderr %q; want 1, %q", code, out, errs, want)
 	}
 }
 

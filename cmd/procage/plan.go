@@ -46,7 +46,11 @@ func prepare(pf *policyFlags, fs *flagSet, b *backend, stderr io.Writer, opts ..
 	if p, err = p.With(more...); err != nil {
 		return nil, err
 	}
-	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit)}, opts...)
+	tier, err := pf.linuxTier()
+	if err != nil {
+		return nil, err
+	}
+	opts = append([]cage.Option{cage.WithCompileLimit(pf.limit), cage.WithLinuxTier(tier)}, opts...)
 	for _, l := range pf.acceptLinks {
 		abs, err := absFlag("--accept-link", l)
 		if err != nil {

@@ -285,8 +285,8 @@ const exitCannotCage = 1
 var errCannotCage = errors.New("this host cannot cage processes")
 
 func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("probe", "probe [--json]\n\nChecks that this host can cage processes and names its sandbox (Seatbelt on\nmacOS, Landlock+seccomp on Linux): a child under a sandbox that denies\neverything must be refused exec of its target; on macOS the run-marker query\nthat finds a forking run's processes must work too. Exit status: 0 it can, 1\nit cannot, 125 bad input or another failure.", stdout)
-	asJSON := fs.Bool("json", false, "print a JSON object (os_build, sandbox, ok, apply, run_search) instead of text")
+	fs := newFlagSet("probe", "probe [--json]\n\nChecks that this host can cage processes and names its sandbox (Seatbelt on\nmacOS, Landlock+seccomp on Linux): a child under a sandbox that denies\neverything must be refused exec of its target; on macOS the run-marker query\nthat finds a forking run's processes must work too. On Linux it names the\ntier a cage gets (T1: namespaces and mounts too; T2: Landlock and seccomp\nonly, with the T1 step that failed) and checks the default policy fits the\nkernel's Landlock ABI. Exit status: 0 it can, 1 it cannot, 125 bad input or\nanother failure.", stdout)
+	asJSON := fs.Bool("json", false, "print a JSON object (os_build, sandbox, ok, apply, run_search, tier, t1_unavailable, default_policy_refused) instead of text")
 	if err := fs.parse(args); err != nil {
 		return exitFailure, err
 	}
@@ -309,7 +309,10 @@ func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 			OK        bool    `json:"ok"`
 			Apply     *string `json:"apply"`
 			RunSearch *string `json:"run_search"`
-		}{r.OSBuild, r.Sandbox, !failed, errText(r.Apply), errText(r.RunSearch)}
+			Tier      string  `json:"tier,omitempty"`
+			T1        *string `json:"t1_unavailable,omitempty"`
+			Policy    *string `json:"default_policy_refused,omitempty"`
+		}{r.OSBuild, r.Sandbox, !failed, errText(r.Apply), errText(r.RunSearch), r.Tier, errText(r.T1), errText(r.Policy)}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

@@ -24,9 +24,20 @@ func TestRunLinuxWrite(t *testing.T) {
 		t.Fatalf("the refused command ran (stat: %v)", err)
 	}
 
-	code, _, errs = runCLI(t, "run", "--write", dir, "--waive", "trust-handoff", "--", "/bin/sh", "-c", script)
+	code, _, errs = runCLI(t, "run", "--tier", "t2", "--write", dir, "--waive", "trust-handoff", "--", "/bin/sh", "-c", script)
 	if code == 0 || !strings.Contains(errs, "Permission denied") {
-		t.Errorf("exit %d, stderr %q; want a failure with Permission denied", code, errs)
+		t.Errorf("T2: exit %d, stderr %q; want a failure with Permission denied", code, errs)
+	}
+	if _, err := os.Stat(outFile); !os.IsNotExist(err) {
+		t.Errorf("T2: the command wrote outside the --write tree (stat: %v)", err)
+	}
+	if err := os.Remove(inFile); err != nil {
+		t.Fatal(err)
+	}
+	// At T1 (the default where the probe passes) outside is a read-only mount.
+	code, _, errs = runCLI(t, "run", "--tier", "t1", "--write", dir, "--waive", "trust-handoff", "--", "/bin/sh", "-c", script)
+	if code == 0 || !strings.Contains(errs, "Read-only file system") {
+		t.Errorf("T1: exit %d, stderr %q; want a failure with Read-only file system", code, errs)
 	}
 	if b, err := os.ReadFile(inFile); err != nil || string(b) != "in\n" {
 		t.Errorf("inside the --write tree: %q, %v", b, err)
@@ -36,7 +47,7 @@ func TestRunLinuxWrite(t *testing.T) {
 	}
 
 	code, out, errs := runCLI(t, "probe")
-	if code != 0 || !strings.HasSuffix(out, ": Landlock+seccomp apply ok\n") || strings.Contains(out, "run search") {
+	if code != 0 || !strings.HasSuffix(out, ": Landlock+seccomp apply ok; tier T1\n") || strings.Contains(out, "run search") {
 		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
@@ -86,10 +97,15 @@ func TestRunLinuxHardDeny(t *testing.T) {
 			h + "/.cargo/credentials, " + h + "/.cargo/credentials.toml inside the readable tree " + h + "/.cargo " +
 			"(to run it unenforced: --accept-gap secrets-inside-allowed-tree; or give up the protection: --waive secrets)\n"},
 	} {
-		code, out, errs := runCLI(t, "run", "--read", filepath.Join(h, tt.read), "--", "/bin/cat", filepath.Join(h, tt.file))
+		code, out, errs := runCLI(t, "run", "--tier", "t2", "--read", filepath.Join(h, tt.read), "--", "/bin/cat", filepath.Join(h, tt.file))
 		if code == 0 || strings.Contains(out, "SECRET") || !strings.Contains(errs, tt.errs) {
-			t.Errorf("--read ~/%s: exit %d, stdout %q, stderr %q; want a failure with %q", tt.read, code, out, errs, tt.errs)
+			t.Errorf("T2 --read ~/%s: exit %d, stdout %q, stderr %q; want a failure with %q", tt.read, code, out, errs, tt.errs)
 		}
+	}
+	// At T1 the tree holding a store is no gap: the store reads as empty.
+	code, out, errs := runCLI(t, "run", "--tier", "t1", "--read", filepath.Join(h, ".cargo"), "--", "/bin/cat", filepath.Join(h, ".cargo/credentials.toml"))
+	if code != 0 || out != "" {
+		t.Errorf("T1 --read ~/.cargo: exit %d, stdout %q, stderr %q; want 0 and nothing read", code, out, errs)
 	}
 }
 

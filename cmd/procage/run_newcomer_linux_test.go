@@ -115,7 +115,8 @@ func TestRunLinuxSavedPlan(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "notes"), []byte("n\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	flags := []string{"--home", home, "--read", home}
+	// T2: at T1 a home read is no gap (the stores are hidden).
+	flags := []string{"--tier", "t2", "--home", home, "--read", home}
 	if code, _, errs := runCLI(t, append(append([]string{"run"}, flags...), "--", "/bin/true")...); code != exitFailure || !strings.Contains(errs, "--accept-gap secrets-inside-allowed-tree") {
 		t.Fatalf("run without the gap accepted: exit %d, stderr %q; want %d naming --accept-gap", code, errs, exitFailure)
 	}

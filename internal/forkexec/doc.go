@@ -22,12 +22,16 @@
 // The child runs, in order: [StepSession] (setsid, or setpgid(0, 0) when
 // Attr.ProcessGroup is set; then the runtime's post-fork signal reset),
 // [StepStdio] (syscall's two-pass dup2 shuffle, so fds 0..n-1 are
-// Attr.Files), [StepDir], [StepRlimit], [StepApply], [StepConfirm],
+// Attr.Files), [StepDir], [StepRlimit], [StepNamespace], [StepApply], [StepConfirm],
 // [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
 // action, the Attr.Calls tagged with it run in order. A failure writes
 // {step and the failing call's position, errno} (8 bytes, atomic on a
 // pipe) to a close-on-exec status pipe and calls _exit; EOF on the pipe
-// means execve succeeded. On Linux, [RawCallExpect] builds a call that
+// means execve succeeded. A call may store its return value in a prepared
+// word ([Call.StoreResult]), take an argument from one at call time
+// ([Call.ArgFrom]: an fd an earlier call opened) and fail its step with
+// ESTALE unless a word it filled holds an expected value
+// ([Call.WantEqual]: a fstat'ed dev and inode). On Linux, [RawCallExpect] builds a call that
 // fails its step unless it returns an expected value or errno (the
 // confirmation of a Landlock and seccomp child).
 //

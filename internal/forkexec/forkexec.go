@@ -16,28 +16,30 @@ type Step uint32
 // descriptor shuffle fail (it dup2s onto numbers above every caller's fd);
 // the spec's order — session and limits before the profile — is unchanged.
 const (
-	StepSession Step = iota + 1 // setsid, or setpgid(0, 0) with Attr.ProcessGroup
-	StepStdio                   // dup2 Attr.Files onto 0..n-1
-	StepDir                     // chdir(Attr.Dir)
-	StepRlimit                  // Attr.Rlimits, then the RLIMIT_NOFILE restore
-	StepApply                   // apply the compiled profile (Calls only)
-	StepConfirm                 // confirm the child is sandboxed (Calls only)
-	StepConsume                 // consume grant tokens (Calls only)
-	StepCloexec                 // mark every descriptor >= len(Files) close-on-exec
-	StepExec                    // execve(Attr.Path)
+	StepSession   Step = iota + 1 // setsid, or setpgid(0, 0) with Attr.ProcessGroup
+	StepStdio                     // dup2 Attr.Files onto 0..n-1
+	StepDir                       // chdir(Attr.Dir)
+	StepRlimit                    // Attr.Rlimits, then the RLIMIT_NOFILE restore
+	StepNamespace                 // namespaces and mounts (Calls only; Linux tier T1)
+	StepApply                     // apply the compiled profile (Calls only)
+	StepConfirm                   // confirm the child is sandboxed (Calls only)
+	StepConsume                   // consume grant tokens (Calls only)
+	StepCloexec                   // mark every descriptor >= len(Files) close-on-exec
+	StepExec                      // execve(Attr.Path)
 	stepEnd
 )
 
 var stepNames = [...]string{
-	StepSession: "session",
-	StepStdio:   "stdio",
-	StepDir:     "chdir",
-	StepRlimit:  "rlimit",
-	StepApply:   "apply",
-	StepConfirm: "confirm",
-	StepConsume: "consume",
-	StepCloexec: "cloexec",
-	StepExec:    "exec",
+	StepSession:   "session",
+	StepStdio:     "stdio",
+	StepDir:       "chdir",
+	StepRlimit:    "rlimit",
+	StepNamespace: "namespace",
+	StepApply:     "apply",
+	StepConfirm:   "confirm",
+	StepConsume:   "consume",
+	StepCloexec:   "cloexec",
+	StepExec:      "exec",
 }
 
 func (s Step) String() string {
@@ -87,6 +89,48 @@ type Call struct {
 	expect  bool // RawCallExpect: the call must return wantRet / wantErr
 	wantRet uintptr
 	wantErr syscall.Errno
+
+	// Slots: words prepared in the parent that the child writes and reads
+	// at call time, so one call can use what an earlier one returned (an
+	// fd it opened) without allocating. The child stores integers only.
+	store  *uintptr    // StoreResult: the call's return value goes here
+	from   [6]*uintptr // ArgFrom: argument i is read from here at call time
+	eq     [2]*uint64  // WantEqual: after the call *eq[i] must be eqWant[i]
+	eqWant [2]uint64
+}
+
+// StoreResult returns a copy of c whose child stores the call's return
+// value (on success) into *slot, for a later call's [Call.ArgFrom]. The
+// slot is written in the child: with CLONE_VM that is the parent's memory,
+// so a slot must belong to one spawn, never be shared by concurrent ones.
+func (c Call) StoreResult(slot *uintptr) Call {
+	c.store = slot
+	return c
+}
+
+// ArgFrom returns a copy of c whose argument i is read from *slot when the
+// child issues the call (an fd an earlier call stored with
+// [Call.StoreResult]), instead of the value it was built with. It panics
+// if i is not 0..5.
+func (c Call) ArgFrom(i int, slot *uintptr) Call {
+	c.from[i] = slot
+	return c
+}
+
+// WantEqual returns a copy of c that fails its step with ESTALE unless,
+// after the call succeeded, *word == want: a fstat'ed (dev, ino) checked
+// against the parent's record, so a rename swapped in between fails
+// closed. A call takes at most two; a third panics.
+func (c Call) WantEqual(word *uint64, want uint64) Call {
+	switch {
+	case c.eq[0] == nil:
+		c.eq[0], c.eqWant[0] = word, want
+	case c.eq[1] == nil:
+		c.eq[1], c.eqWant[1] = word, want
+	default:
+		panic("forkexec: Call.WantEqual: at most two words")
+	}
+	return c
 }
 
 // Step reports the stage at which the child issues c.

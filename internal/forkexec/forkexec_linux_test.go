@@ -1,6 +1,7 @@
 package forkexec
 
 import (
+	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -157,4 +158,81 @@ func TestRawCallExpect(t *testing.T) {
 	if se, ok := err.(*StepError); !ok || se.Call != 0 {
 		t.Errorf("chdir failure: %#v, want Call 0", err)
 	}
+}
+
+// TestSlots: a call stores the fd it opened in a slot, later calls read it
+// as an argument: openat a file the parent made, write through the stored
+// fd, close it. The file holds what the child wrote.
+func TestSlots(t *testing.T) {
+	f := t.TempDir() + "/slot"
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name, _ := syscall.BytePtrFromString(f)
+	msg := []byte("written by fd from a slot")
+	var fd uintptr = 1 << 30 // a bad fd unless the child overwrites it
+	_, err := spawnHelper(t, func(a *Attr) {
+		a.Calls = append(a.Calls,
+			RawCall(StepNamespace, syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(name)), syscall.O_WRONLY|syscall.O_CLOEXEC).StoreResult(&fd),
+			RawCall(StepNamespace, syscall.SYS_WRITE, 0, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg))).ArgFrom(0, &fd),
+			RawCall(StepNamespace, syscall.SYS_CLOSE, 0).ArgFrom(0, &fd))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(f); string(got) != string(msg) {
+		t.Errorf("file holds %q, want %q", got, msg)
+	}
+	runtime.KeepAlive(name)
+
+	// Without the store the write goes to the slot's initial (bad) fd.
+	var bad uintptr = 1 << 30
+	_, err = spawnHelper(t, func(a *Attr) {
+		a.Calls = append(a.Calls, RawCall(StepNamespace, syscall.SYS_WRITE, 0, uintptr(unsafe.Pointer(&msg[0])), 1).ArgFrom(0, &bad))
+	})
+	wantStepError(t, err, StepNamespace, syscall.EBADF)
+}
+
+// TestWantEqual: the child opens a path and fstats it; the step passes
+// when (dev, ino) are the parent's record and fails with ESTALE when the
+// name was swapped for another file after the parent looked.
+func TestWantEqual(t *testing.T) {
+	dir := t.TempDir()
+	p := dir + "/d"
+	if err := os.Mkdir(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		t.Fatal(err)
+	}
+	name, _ := syscall.BytePtrFromString(p)
+	calls := func(buf *syscall.Stat_t, fd *uintptr) []Call {
+		return []Call{
+			RawCall(StepNamespace, syscall.SYS_OPENAT, atFDCWD, uintptr(unsafe.Pointer(name)), unix.O_PATH|syscall.O_CLOEXEC).StoreResult(fd),
+			RawCall(StepNamespace, syscall.SYS_FSTAT, 0, uintptr(unsafe.Pointer(buf))).ArgFrom(0, fd).
+				WantEqual(&buf.Dev, st.Dev).WantEqual(&buf.Ino, st.Ino),
+		}
+	}
+	var buf syscall.Stat_t
+	var fd uintptr
+	if _, err := spawnHelper(t, func(a *Attr) { a.Calls = append(a.Calls, calls(&buf, &fd)...) }); err != nil {
+		t.Fatalf("same inode: %v", err)
+	}
+	// A rename swap: the recorded directory moves away, another takes its name.
+	if err := os.Rename(p, dir+"/moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var buf2 syscall.Stat_t
+	var fd2 uintptr
+	_, err := spawnHelper(t, func(a *Attr) { a.Calls = append(a.Calls, calls(&buf2, &fd2)...) })
+	wantStepError(t, err, StepNamespace, syscall.ESTALE)
+	var se *StepError
+	if errors.As(err, &se) && se.Call != 2 {
+		t.Errorf("failing call = %d, want 2 (the fstat)", se.Call)
+	}
+	runtime.KeepAlive(name)
 }

@@ -265,6 +265,7 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 		c       *Call
 		fn      *fns
 		r1      uintptr
+		args    [6]uintptr
 		callIdx uint32 // 1 + the failing call's index in p.calls; 0: a built-in action
 	)
 	fd = p.fds
@@ -369,7 +370,13 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 			if c.result != nil {
 				*c.result = 0
 			}
-			r1, err1 = rawCall6(c.fn, c.args[0], c.args[1], c.args[2], c.args[3], c.args[4], c.args[5])
+			for i = 0; i < len(args); i++ {
+				args[i] = c.args[i]
+				if c.from[i] != nil {
+					args[i] = *c.from[i]
+				}
+			}
+			r1, err1 = rawCall6(c.fn, args[0], args[1], args[2], args[3], args[4], args[5])
 			if c.expect {
 				if err1 == c.wantErr && (err1 != 0 || r1 == c.wantRet) {
 					err1 = 0
@@ -379,6 +386,14 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 			}
 			if err1 == 0 && c.result != nil && *c.result == 0 {
 				err1 = syscall.EPERM
+			}
+			if err1 == 0 && c.store != nil {
+				*c.store = r1
+			}
+			for i = 0; i < len(c.eq); i++ {
+				if err1 == 0 && c.eq[i] != nil && *c.eq[i] != c.eqWant[i] {
+					err1 = syscall.ESTALE
+				}
 			}
 			if err1 != 0 {
 				callIdx = uint32(ci + 1)

@@ -32,6 +32,12 @@
 // no right of its own: what the child may do is the plan's. Package cage's
 // Linux backend is its one user. Everything here is Linux-only.
 //
+// A plan of tier T1 ([linux.TierT1]) also gets [NamespaceCalls], prepared
+// per spawn: the child's user and mount namespace and its mounts
+// (read-only root, writable trees, git pins, hidden stores), run at
+// forkexec.StepNamespace before the calls above; [Join] puts both lists in
+// one.
+//
 // # Limitations
 //
 //   - A kernel whose Landlock ABI is older than the plan's MinABI is an
@@ -43,6 +49,11 @@
 //     ([linux.ErrLiteralDirectory]): Landlock's file rights on a directory reach
 //     every file beneath it.
 //   - Capabilities are dropped from the bounding set only when the caller
-//     holds CAP_SETPCAP; every caller's effective, permitted and ambient
-//     sets are cleared.
+//     holds CAP_SETPCAP or the plan is T1 (the child holds every
+//     capability in its user namespace); every caller's effective,
+//     permitted and ambient sets are cleared.
+//   - At T1 a mount beneath a writable tree stays read-only, git
+//     directories are found by a bounded walk ([FindGitDirs]) when the
+//     caller asks, and a protected name that is a symbolic link is refused
+//     ([ErrCannotProtect]).
 package linuxsandbox

@@ -580,7 +580,9 @@ func NewCalls(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule) (
 		c.add(name, forkexec.RawCall(forkexec.StepApply, trap, args...))
 	}
 	apply("no_new_privs", unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-	setpcap := caps[0]&(1<<capSetpcap) != 0
+	// A T1 child in a user namespace holds every capability there,
+	// CAP_SETPCAP included: it drops the bounding set too.
+	setpcap := caps[0]&(1<<capSetpcap) != 0 || pl.Tier == linux.TierT1
 	if setpcap {
 		for cp := 0; cp <= lastCap(); cp++ {
 			apply("drop bounding capability "+strconv.Itoa(cp), unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(cp), 0, 0, 0)

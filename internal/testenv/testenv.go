@@ -92,6 +92,10 @@ const (
 	// ReasonCannotMount: mounting fails here even as root (a container
 	// without CAP_SYS_ADMIN).
 	ReasonCannotMount Reason = "cannot-mount"
+	// ReasonNoUserNamespace: the kernel refuses the unprivileged caller a
+	// user namespace (tier T1's tests; .ci/kernel-matrix's guest runs
+	// chrooted, and the kernel refuses a chrooted process one).
+	ReasonNoUserNamespace Reason = "no-user-namespace"
 	// ReasonCannotCage: cage.Probe fails on this host, for a package's
 	// tests that also run without a sandbox (cage/; tests/ fails instead).
 	ReasonCannotCage Reason = "cannot-cage"

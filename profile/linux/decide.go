@@ -315,6 +315,13 @@ func argValue(s string) (uint64, error) {
 // EACCES is Landlock's answer to an access no rule allows.
 const EACCES Errno = 13
 
+// ENOENT is what a T1 run sees beneath a protected store's empty mount.
+const ENOENT Errno = 2
+
+// EROFS is what a T1 run's write or metadata change on a read-only mount
+// fails with.
+const EROFS Errno = 30
+
 // Decision is what a plan does with an Access, and which rule decides.
 type Decision struct {
 	// Access is the access decided.
@@ -345,6 +352,10 @@ type Decision struct {
 	Gaps []profile.GapPart
 	// Note says what else bears on the access.
 	Note string
+	// Mount is the T1 mount that decides a filesystem access Landlock
+	// allows: a protected store's empty read-only mount (hide), which
+	// leaves nothing beneath it to reach.
+	Mount *Mount
 
 	network profile.NetworkMode // the plan's, for the text
 	abi     int
@@ -417,6 +428,29 @@ func (pl *Plan) Decide(a Access) (Decision, error) {
 		if c.Missing != 0 {
 			d.Allowed, d.Errno = false, EACCES
 			break
+		}
+	}
+	if !d.Allowed && pl.Tier == TierT1 && (file|dir)&fsWrite != 0 && !pl.onWritableMount(a.Path) {
+		// The read-only mount answers before Landlock's hook runs.
+		d.Errno = EROFS
+		d.Note = "at tier T1 the path is on a read-only mount, whose EROFS comes before Landlock's EACCES"
+	}
+	if d.Allowed {
+		for i, m := range pl.Mounts {
+			if m.Kind != MountHide || !within(a.Path, m.Path) {
+				continue
+			}
+			d.Mount = &pl.Mounts[i]
+			makes := a.Op == OpCreate || a.Op == OpMkdir || a.Op == OpSymlink || a.Op == OpMkfifo || a.Op == OpRight && a.Right&dirContentRights != 0
+			switch {
+			case a.Path == m.Path && (a.Op == OpRead || a.Op == OpList):
+				d.Note = "at tier T1 an empty read-only mount covers it (if it exists when the run starts): it reads as empty"
+			case a.Path == m.Path || makes || a.Op == OpWrite || a.Op == OpTruncate:
+				d.Allowed, d.Errno = false, EROFS
+			default:
+				d.Allowed, d.Errno = false, ENOENT
+			}
+			return d, nil
 		}
 	}
 	if d.Allowed {
@@ -680,6 +714,8 @@ func (d Decision) String() string {
 		if d.Access.Host != "" && d.NetHandled {
 			b.WriteString("; Landlock does not see the host")
 		}
+	case d.Mount != nil && !d.Allowed:
+		fmt.Fprintf(&b, "denied (%s) at tier T1: the mount %s %s covers it with an empty read-only mount (if it exists when the run starts)", d.Errno, d.Mount.Kind, d.Mount.Path)
 	default:
 		d.fsString(&b)
 	}
@@ -698,7 +734,7 @@ func (d Decision) fsString(b *strings.Builder) {
 			if c.Missing == 0 {
 				continue
 			}
-			fmt.Fprintf(b, "denied (EACCES): no Landlock rule grants %s on %s", c.Missing, c.At)
+			fmt.Fprintf(b, "denied (%s): no Landlock rule grants %s on %s", d.Errno, c.Missing, c.At)
 			for _, dn := range c.Denied {
 				fmt.Fprintf(b, "; hard-deny %s took %s from the %s rule %s (protected %s)", dn.Class, dn.Access&c.Missing, dn.Layer, dn.Path, dn.Protected)
 			}
@@ -762,6 +798,7 @@ type decisionJSON struct {
 	NetHandled bool          `json:"net_handled,omitempty"`
 	Gaps       []gapPartJSON `json:"accepted_gaps"`
 	Note       string        `json:"note,omitempty"`
+	Mount      *mountJSON    `json:"mount,omitempty"`
 	Text       string        `json:"text"`
 }
 
@@ -824,6 +861,10 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 		}
 		j.Seccomp = &seccompJSON{Syscall: r.Syscall, If: strings.Join(cs, " && "), Errno: r.Errno.String(), Why: r.Why}
 	}
+	if d.Mount != nil {
+		m := mountJSON(*d.Mount)
+		j.Mount = &m
+	}
 	if d.Net != nil {
 		j.NetRule = &netRuleJSON{Port: d.Net.Port, Access: names(d.Net.Access)}
 	}
@@ -831,4 +872,15 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 		j.Gaps = append(j.Gaps, gapPartJSON(g))
 	}
 	return json.Marshal(j)
+}
+
+// onWritableMount reports whether p lies in one of a T1 plan's writable
+// trees.
+func (pl *Plan) onWritableMount(p string) bool {
+	for _, m := range pl.Mounts {
+		if m.Kind == MountWritable && within(p, m.Path) {
+			return true
+		}
+	}
+	return false
 }

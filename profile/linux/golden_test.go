@@ -71,6 +71,32 @@ func TestGoldenPlan(t *testing.T) {
 			env:    Env{Env: profile.Env{Home: home}, ABI: 3, Accept: []profile.Gap{profile.GapLoopback}},
 			reason: "an ABI 3 kernel: only its rights handled, no TCP rules or scopes (process-access waived, so no ABI 6 need), and the plan says ABI 4 is needed",
 		},
+		{
+			name: "t1-agent-workspace.txt",
+			opts: []profile.Option{profile.ReadWrite(home + "/project"), profile.Read("/opt/tool"), profile.Exec("/opt/tool/bin"), profile.Fork()},
+			env:  Env{Env: profile.Env{Home: home}, Tier: TierT1, Accept: []profile.Gap{profile.GapTrustHandoff}},
+			json: true,
+			reason: "the agent shape at tier T1: the mount layout (all read-only, the workspace read-write, its git directories pinned), " +
+				"and the trust-handoff gap narrowed to the names a run can create, still accepted by name",
+		},
+		{
+			name:   "t1-home-read.txt",
+			opts:   []profile.Option{profile.Read(home)},
+			env:    Env{Env: profile.Env{Home: home}, Tier: TierT1},
+			reason: "a home read at T1 needs no gap: every protected store that exists is covered by an empty read-only mount (hide lines)",
+		},
+		{
+			name:   "t1-writable-home.txt",
+			opts:   []profile.Option{profile.ReadWrite(home)},
+			env:    Env{Env: profile.Env{Home: home}, Tier: TierT1, Accept: []profile.Gap{profile.GapTrustHandoff, profile.GapSecrets}},
+			reason: "a writable home at T1: stores that exist are hidden and startup files protected, but both gaps stay, narrowed to the names that do not exist yet",
+		},
+		{
+			name:   "t1-root.txt",
+			opts:   []profile.Option{profile.ReadWrite("/srv/out"), profile.Waive(profile.TrustHandoff)},
+			env:    Env{Env: profile.Env{Home: "/root"}, Root: true, Tier: TierT1},
+			reason: "root at T1: read-only mounts stop mode and owner changes outside the writable trees, so seccomp refuses only xattrs, inode flags and set-ID bits",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

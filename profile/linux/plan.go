@@ -57,6 +57,9 @@ type Env struct {
 	// system's files, so seccomp also refuses mode, owner and xattr
 	// changes (Landlock does not restrict them).
 	Root bool
+	// Tier is the enforcement tier to plan for: TierT1 adds the mounts
+	// (Plan.Mounts) and changes the gaps they close.
+	Tier Tier
 }
 
 // Plan is a policy lowered to Landlock and seccomp: everything a Linux
@@ -65,6 +68,10 @@ type Env struct {
 // table, see [Filter]). String renders it for people, MarshalJSON for
 // tools.
 type Plan struct {
+	// Tier is the enforcement tier planned for.
+	Tier Tier
+	// Mounts are a T1 plan's mount layout (none at T2).
+	Mounts []Mount
 	// ABI is the Landlock ABI planned for: the rights and scopes it knows
 	// are handled.
 	ABI int
@@ -127,7 +134,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		abi = MaxABI
 	}
 	accept := append(slices.Clone(env.Accept), p.AcceptedGaps()...)
-	pl := &Plan{ABI: abi, Forking: p.Forking(), home: env.Home, accept: accept,
+	pl := &Plan{ABI: abi, Tier: env.Tier, Forking: p.Forking(), home: env.Home, accept: accept,
 		secrets: !p.Waived(profile.Secrets), trust: !p.Waived(profile.TrustHandoff)}
 	resolve := func(s string) string {
 		if r, ok := env.Resolved[s]; ok {
@@ -162,6 +169,9 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		}
 		pr, denials, parts := hd.apply(PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy}, r.Target != profile.Literal)
 		pl.Denied = append(pl.Denied, denials...)
+		if pl.Tier == TierT1 {
+			parts = t1Parts(parts, pr)
+		}
 		gaps = append(gaps, parts...)
 		if pr.Access != 0 {
 			pl.Rules = append(pl.Rules, pr)
@@ -237,7 +247,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
 		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
 	}
-	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess))
+	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess), pl.Tier)
 
 	pl.MinABI = 1
 	for _, n := range needs {
@@ -254,6 +264,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Rules[i].Access &= pl.HandledFS
 	}
 	sortRules(pl.Rules)
+	pl.Mounts = pl.MountsFor(pl.Rules)
 
 	for _, g := range gaps {
 		if slices.Contains(accept, g.Gap) {
@@ -341,6 +352,9 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 			a &= FSFileRights
 		}
 		r, _, ps := hd.apply(PathRule{Path: g.Path, Access: a & pl.HandledFS, Layer: LayerGrant}, g.Dir)
+		if pl.Tier == TierT1 {
+			ps = t1Parts(ps, r)
+		}
 		for _, p := range ps {
 			if !slices.Contains(pl.accept, p.Gap) {
 				parts = append(parts, p)
@@ -405,6 +419,7 @@ func (p *Plan) Clone() *Plan {
 		q.Accepted[i].Protected = slices.Clone(g.Protected)
 	}
 	q.Denied = slices.Clone(p.Denied)
+	q.Mounts = slices.Clone(p.Mounts)
 	q.needs = slices.Clone(p.needs)
 	q.accept = slices.Clone(p.accept)
 	return &q

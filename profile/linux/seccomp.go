@@ -37,6 +37,10 @@ func (e Errno) String() string {
 		return "ENOSYS"
 	case EACCES:
 		return "EACCES"
+	case ENOENT:
+		return "ENOENT"
+	case EROFS:
+		return "EROFS"
 	}
 	return "errno " + strconv.Itoa(int(e))
 }
@@ -419,15 +423,24 @@ var modeArg = []struct {
 // rootMetadata are the calls that change a file's mode, owner, ACL or
 // extended attributes: Landlock does not restrict them, and root in a cage
 // owns the host's system files.
-const rootMetadata = "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat " +
-	"setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat"
+const rootMetadata = "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat " + rootXattr
+
+// rootXattr are the calls that set or remove extended attributes.
+const rootXattr = "setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat"
 
 // seccompRules returns the rules for a policy's shape. root is a caller
 // with uid 0, whose cage keeps uid 0.
 //
 // procAccess is the process-access class in force: no reach into other
 // processes of the user beyond what Landlock scopes.
-func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRule {
+//
+// At tier T1 everything but the writable trees is on a read-only mount, so
+// a mode, owner or time change outside them fails with EROFS: root's
+// blanket refusal of chmod and chown goes, and only what a read-only mount
+// does not stop inside a writable tree stays refused for root: extended
+// attributes (a security.capability attribute is a file capability the
+// host honours) and inode flags. Set-ID bits stay refused in every cage.
+func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
 		for _, n := range strings.Fields(d.names) {
@@ -461,9 +474,12 @@ func seccompRules(forking bool, net netShape, root, procAccess bool) []SeccompRu
 	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
 		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
 	if root {
-		for _, n := range strings.Fields(rootMetadata) {
-			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
-				Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
+		names, why := rootMetadata, "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"
+		if tier == TierT1 {
+			names, why = rootXattr, "root at T1: a read-only mount stops these outside the writable trees only; inside them a security.capability attribute would be a file capability the host honours"
+		}
+		for _, n := range strings.Fields(names) {
+			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM, Why: why})
 		}
 		rules = append(rules, SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: inodeFlagIoctls}}, Errno: EPERM,
 			Why: "root: inode flags (chattr) need only an open fd and ownership; Landlock's ioctl right covers devices only"})

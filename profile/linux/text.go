@@ -18,7 +18,7 @@ import (
 // beside: strconv.Unquote gives the path back.
 func (pl *Plan) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Linux plan: Landlock ABI %d planned, at least %d needed\n", pl.ABI, pl.MinABI)
+	fmt.Fprintf(&b, "# Linux plan: Landlock ABI %d planned, at least %d needed; tier %s (%s)\n", pl.ABI, pl.MinABI, pl.Tier, pl.Tier.what())
 	for _, n := range pl.needs {
 		fmt.Fprintf(&b, "needs ABI %d: %s\n", n.abi, n.what)
 	}
@@ -30,6 +30,9 @@ func (pl *Plan) String() string {
 	}
 	for _, r := range pl.NetRules {
 		fmt.Fprintf(&b, "tcp port %d: %s\n", r.Port, r.Access)
+	}
+	for _, m := range pl.Mounts {
+		fmt.Fprintf(&b, "mount %-9s %s: %s\n", m.Kind, plantext.Word(m.Path), m.Why)
 	}
 	fmt.Fprintf(&b, "network: %s\n", pl.Network)
 	for _, r := range pl.Seccomp {
@@ -51,6 +54,8 @@ func (pl *Plan) String() string {
 
 // planJSON is the JSON shape: rights as lists of names.
 type planJSON struct {
+	Tier       string         `json:"tier"`
+	Mounts     []mountJSON    `json:"mounts"`
 	ABI        int            `json:"abi"`
 	MinABI     int            `json:"min_abi"`
 	Needs      []string       `json:"min_abi_for"`
@@ -67,6 +72,12 @@ type planJSON struct {
 	Denied     []denialJSON   `json:"hard_denied"`
 	Arches     map[string]int `json:"seccomp_program_length"`
 	Ceilings   map[string]int `json:"seccomp_enosys_above"`
+}
+
+type mountJSON struct {
+	Kind MountKind `json:"kind"`
+	Path string    `json:"path"`
+	Why  string    `json:"why"`
 }
 
 type ruleJSON struct {
@@ -115,10 +126,14 @@ func names(s fmt.Stringer) []string {
 // MarshalJSON writes the plan for tools (procage plan --json).
 func (pl *Plan) MarshalJSON() ([]byte, error) {
 	j := planJSON{
+		Tier: pl.Tier.String(), Mounts: []mountJSON{},
 		ABI: pl.ABI, MinABI: pl.MinABI,
 		HandledFS: names(pl.HandledFS), HandledNet: names(pl.HandledNet), Scopes: names(pl.Scopes),
 		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{}, Denied: []denialJSON{},
 		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Ceilings: map[string]int{}, Needs: []string{},
+	}
+	for _, m := range pl.Mounts {
+		j.Mounts = append(j.Mounts, mountJSON(m))
 	}
 	for _, n := range pl.needs {
 		j.Needs = append(j.Needs, fmt.Sprintf("ABI %d: %s", n.abi, n.what))

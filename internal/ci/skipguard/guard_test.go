@@ -245,7 +245,7 @@ func TestKernelMatrixAllow(t *testing.T) {
 	}
 	reason := func(r testenv.Reason) string { return strings.TrimSuffix(testenv.Message(r, ""), ": ") }
 	var reasons []string
-	for _, r := range []testenv.Reason{testenv.ReasonLandlockABI, testenv.ReasonLandlockOn, testenv.ReasonNoKernelFeature, testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot} {
+	for _, r := range []testenv.Reason{testenv.ReasonLandlockABI, testenv.ReasonLandlockOn, testenv.ReasonNoKernelFeature, testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot, testenv.ReasonNoUserNamespace} {
 		reasons = append(reasons, reason(r))
 	}
 	wildcard := false

@@ -1,0 +1,161 @@
+package linux
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/procage-go/procage/profile"
+)
+
+// Tier is how a Linux plan is enforced.
+type Tier uint8
+
+const (
+	// TierT2 is Landlock and seccomp only (the zero value).
+	TierT2 Tier = iota
+	// TierT1 adds a mount namespace (and, unless the caller is root, a user
+	// namespace): everything the plan does not grant write is on a
+	// read-only mount, git directories in writable trees are pinned with
+	// their payload read-only, and protected stores inside allowed trees
+	// are covered by empty read-only mounts ([Plan.Mounts]).
+	TierT1
+)
+
+func (t Tier) String() string {
+	switch t {
+	case TierT1:
+		return "T1"
+	case TierT2:
+		return "T2"
+	}
+	return fmt.Sprintf("tier(%d)", uint8(t))
+}
+
+// what says what the tier enforces, for the plan's header.
+func (t Tier) what() string {
+	if t == TierT1 {
+		return "Landlock, seccomp, mount namespace and, unless root, user namespace"
+	}
+	return "Landlock and seccomp"
+}
+
+// MountKind is what one of a T1 plan's mounts does.
+type MountKind string
+
+const (
+	// MountReadOnly: the tree, with every mount beneath it, read-only
+	// (mount_setattr AT_RECURSIVE, MOUNT_ATTR_RDONLY).
+	MountReadOnly MountKind = "read-only"
+	// MountWritable: a writable tree's own mount read-write again (mounts
+	// beneath it stay read-only, a host read-only mount stays so).
+	MountWritable MountKind = "writable"
+	// MountGit: in a writable tree, each existing .git directory (and
+	// worktrees/*/, modules/*/) and its ancestors are pinned by a
+	// read-write self-bind (a mountpoint cannot be renamed), and the
+	// existing payload (config, config.worktree, commondir, hooks/,
+	// info/attributes) is bound read-only.
+	MountGit MountKind = "git"
+	// MountHide: a protected store, if it exists when the run starts, is
+	// covered by an empty read-only mount (a tmpfs over a directory,
+	// /dev/null over a file).
+	MountHide MountKind = "hide"
+)
+
+// Mount is one entry of a T1 plan's mount layout, in the order the child
+// makes them.
+type Mount struct {
+	Kind MountKind
+	// Path is the kernel spelling of the tree or store.
+	Path string
+	// Why says what the mount is for.
+	Why string `json:",omitempty"`
+}
+
+// MountProtect: a trust-handoff file or tree (a shell startup file, say)
+// inside a writable tree, if it exists when the run starts, is bound
+// read-only, and its ancestors inside the tree are pinned.
+const MountProtect MountKind = "protect"
+
+// mountOrder is the order the child makes the kinds in.
+var mountOrder = []MountKind{MountReadOnly, MountWritable, MountGit, MountProtect, MountHide}
+
+// MountsFor returns the T1 mount layout for rules (the plan's, or a
+// spawn's from [Plan.WithSpawn]); none for a T2 plan.
+func (pl *Plan) MountsFor(rules []PathRule) []Mount {
+	if pl.Tier != TierT1 {
+		return nil
+	}
+	hd := pl.hd
+	if hd == nil {
+		hd = &hardDeny{}
+	}
+	return t1Mounts(rules, hd, pl.trust)
+}
+
+func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
+	ms := []Mount{{Kind: MountReadOnly, Path: "/", Why: "everything the plan does not grant write is read-only: mode, owner and time changes there fail with EROFS"}}
+	seen := map[Mount]bool{}
+	add := func(m Mount) {
+		k := Mount{Kind: m.Kind, Path: m.Path}
+		if !seen[k] {
+			seen[k] = true
+			ms = append(ms, m)
+		}
+	}
+	for _, r := range rules {
+		if r.Layer == LayerBase {
+			continue
+		}
+		tree := r.Access&^FSFileRights != 0
+		if r.Access&fsWrite != 0 {
+			add(Mount{Kind: MountWritable, Path: r.Path, Why: "a writable tree: its own mount read-write again"})
+			if trust && tree {
+				add(Mount{Kind: MountGit, Path: r.Path, Why: "each existing .git pinned (a mountpoint cannot be renamed), its config, hooks, commondir and info/attributes read-only"})
+			}
+			for _, e := range hd.entries {
+				if e.Class == profile.TrustHandoff && e.Path != "" && !e.Prefix && (e.Path == r.Path || tree && e.Inside(r.Path)) {
+					add(Mount{Kind: MountProtect, Path: e.Path, Why: "a trust-handoff path, if it exists: read-only, its ancestors pinned"})
+				}
+			}
+		}
+		if r.Access&FSReadFile != 0 && tree {
+			for _, e := range hd.entries {
+				if e.Class == profile.Secrets && e.Path != "" && !e.Prefix && e.Inside(r.Path) {
+					add(Mount{Kind: MountHide, Path: e.Path, Why: "a protected store, if it exists: covered by an empty read-only mount"})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b Mount) int {
+		if c := slices.Index(mountOrder, a.Kind) - slices.Index(mountOrder, b.Kind); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	return ms
+}
+
+// t1Parts narrows a rule's hard-deny gap parts to what T1's mounts leave
+// open: a protected store inside a tree the run can only read is covered
+// (an empty read-only mount over what exists; what does not exist cannot
+// be created there); inside a writable tree, and for trust handoff, the
+// names that do not exist yet stay a gap (a mount needs an existing
+// mountpoint, and Landlock rules only add access).
+func t1Parts(parts []profile.GapPart, r PathRule) []profile.GapPart {
+	var out []profile.GapPart
+	for _, p := range parts {
+		switch {
+		case p.Class == profile.Secrets && r.Access&fsWrite == 0:
+			continue
+		case p.Class == profile.Secrets:
+			p.Detail = fmt.Sprintf("secrets protects %s inside the writable tree %s; at T1 the stores that exist are hidden, "+
+				"but a run can create one that does not exist (a mount needs an existing mountpoint)", listSome(p.Protected), r.Path)
+		case p.Class == profile.TrustHandoff:
+			p.Detail = fmt.Sprintf("trust-handoff protects %s inside the writable tree %s; at T1 existing git payloads and startup files are read-only, "+
+				"but a run can create names no mount covers (.git/commondir, .git/hooks where missing, a nested .git, git init, new startup files)", listSome(p.Protected), r.Path)
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package tests
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
+	"github.com/procage-go/procage/profile"
+)
+
+// The tier T1 canaries: what the mounts close (git payload, the .git
+// rename trick, stores under a home read, root's metadata changes outside
+// the writable trees) and what stays the trust-handoff gap (a new name in
+// .git). Each runs in a real T1 cage (Landlock and seccomp on top), as
+// root and as nobody.
+
+// requireT1 fails unless this host gives a cage tier T1.
+func requireT1(t *testing.T) {
+	t.Helper()
+	requireCage(t)
+	testenv.RequireUserNamespace(t)
+	if r := cage.Probe(); r.Tier != "T1" {
+		t.Fatalf("tier %s here: %v", r.Tier, r.T1)
+	}
+}
+
+// t1Results runs a script of `try NAME CMD` lines in c and returns each
+// name's "ok" or "FAIL <output>".
+func t1Results(t *testing.T, c *cage.Cage, dir, script string) map[string]string {
+	t.Helper()
+	sh := `cd ` + dir + ` || exit 9
+try() { if out=$(eval "$2" 2>&1); then echo "$1: ok"; else echo "$1: FAIL $out" | tr '\n' ' '; echo; fi; }
+` + script
+	o, e, err := run(t, c, "/bin/sh", "-c", sh)
+	if err != nil {
+		t.Fatalf("script: %v (stdout %q, stderr %q)", err, o, e)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(o), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		got[k] = v
+	}
+	return got
+}
+
+// want checks got[name] against "ok" or a failure whose output holds msg.
+func want(t *testing.T, got map[string]string, name, msg string) {
+	t.Helper()
+	v, ok := got[name]
+	switch {
+	case !ok:
+		t.Errorf("%s: no result", name)
+	case msg == "ok" && v != "ok":
+		t.Errorf("%s: %q, want it to work", name, v)
+	case msg != "ok" && (!strings.HasPrefix(v, "FAIL") || !strings.Contains(v, msg)):
+		t.Errorf("%s: %q, want a failure with %q", name, v, msg)
+	}
+}
+
+// TestT1GitCanaries: in a writable tree at T1 the git directory's payload
+// is read-only and .git (and an ancestor of it) cannot be renamed, while
+// git's data stays writable and a real commit works; creating a new name
+// in .git (commondir) still works, which is why trust handoff stays a gap
+// accepted by name.
+func TestT1GitCanaries(t *testing.T) {
+	requireT1(t)
+	w := tempHome(t)
+	for _, d := range []string{"sub/.git/hooks", "sub/.git/objects", "sub/.git/refs/heads", "sub/.git/info"} {
+		if err := os.MkdirAll(filepath.Join(w, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, s := range map[string]string{"sub/.git/HEAD": "ref: refs/heads/main\n", "sub/.git/config": "[core]\n\trepositoryformatversion = 0\n", "sub/.git/info/attributes": ""} {
+		if err := os.WriteFile(filepath.Join(w, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Without the gap accepted, a writable tree is refused at T1 too.
+	if _, err := cage.New(policy(t, profile.Fork(), profile.ReadWrite(w)), cage.WithLinuxTier(cage.TierT1), cage.WithHome(tempHome(t))); err == nil ||
+		!strings.Contains(err.Error(), string(profile.GapTrustHandoff)) {
+		t.Fatalf("New without the gap accepted: %v, want the trust-handoff refusal", err)
+	}
+	c := newCage(t, policy(t, profile.Fork(), profile.ReadWrite(w), profile.AcceptGaps(profile.GapTrustHandoff)),
+		cage.WithLinuxTier(cage.TierT1), cage.WithHome(tempHome(t)))
+	got := t1Results(t, c, w, `
+try hook 'echo evil > sub/.git/hooks/pre-commit'
+try config 'echo evil >> sub/.git/config'
+try config-replace 'echo evil > sub/.git/config.new && mv sub/.git/config.new sub/.git/config'
+try attributes 'echo evil >> sub/.git/info/attributes'
+try rename-git 'mv sub/.git sub/g2'
+try rename-ancestor 'mv sub sub2'
+try objects 'echo x > sub/.git/objects/o'
+try head 'echo "ref: refs/heads/other" > sub/.git/HEAD'
+try commondir 'echo ../../evil > sub/.git/commondir'
+try tree 'echo x > file && chmod +x file'
+`)
+	want(t, got, "hook", "Read-only file system")
+	want(t, got, "config", "Read-only file system")
+	want(t, got, "config-replace", "busy")
+	want(t, got, "attributes", "Read-only file system")
+	want(t, got, "rename-git", "busy")
+	want(t, got, "rename-ancestor", "busy")
+	want(t, got, "objects", "ok")
+	want(t, got, "head", "ok")
+	want(t, got, "tree", "ok")
+	// The gap that stays: a new name no mount covers.
+	want(t, got, "commondir", "ok")
+	if _, err := os.Stat(filepath.Join(w, "sub/.git/hooks/pre-commit")); err == nil {
+		t.Error("the hook exists on the host")
+	}
+	if b, _ := os.ReadFile(filepath.Join(w, "sub/.git/config")); strings.Contains(string(b), "evil") {
+		t.Errorf("the config changed on the host: %q", b)
+	}
+}
+
+// TestT1GitWorkflow: git status, add, commit and log work in a T1 cage on
+// a real repository while its hooks stay immutable.
+func TestT1GitWorkflow(t *testing.T) {
+	requireT1(t)
+	git := "/usr/bin/git"
+	w := tempHome(t)
+	if out, err := outside(git, "init", "-q", w); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	c := newCage(t, policy(t, profile.Fork(), profile.ReadWrite(w), profile.AcceptGaps(profile.GapTrustHandoff)),
+		cage.WithLinuxTier(cage.TierT1), cage.WithHome(tempHome(t)))
+	g := git + " -c user.name=cage -c user.email=cage@example.invalid"
+	got := t1Results(t, c, w, `export HOME=`+w+`
+try status '`+g+` status --short'
+try add 'echo hello > a.txt && `+g+` add a.txt'
+try commit '`+g+` commit -q -m first'
+try log '`+g+` log --oneline | grep -q first'
+try hook 'echo "#!/bin/sh" > .git/hooks/post-commit && chmod +x .git/hooks/post-commit'
+`)
+	for _, k := range []string{"status", "add", "commit", "log"} {
+		want(t, got, k, "ok")
+	}
+	want(t, got, "hook", "Read-only file system")
+}
+
+// TestT1HomeRead: reading the home directory at T1 needs no gap; its
+// stores are empty (a directory lists nothing, a file reads as empty),
+// its other files read, and the host's stores are untouched.
+func TestT1HomeRead(t *testing.T) {
+	requireT1(t)
+	h := tempHome(t)
+	for name, s := range map[string]string{".ssh/id_ed25519": "SECRET", ".netrc": "SECRET", ".config/gh/hosts.yml": "SECRET", "notes.txt": "notes"} {
+		p := filepath.Join(h, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := newCage(t, policy(t, profile.Fork(), profile.Read(h)), cage.WithLinuxTier(cage.TierT1), cage.WithHome(h))
+	o, e, err := run(t, c, "/bin/sh", "-c", "cat "+h+"/notes.txt; echo; ls -A "+h+"/.ssh "+h+"/.config/gh; cat "+h+"/.netrc; cat "+h+"/.ssh/id_ed25519")
+	if strings.Contains(o, "SECRET") || strings.Contains(e, "SECRET") {
+		t.Fatalf("a secret was read: stdout %q stderr %q", o, e)
+	}
+	if !strings.HasPrefix(o, "notes\n") || err == nil || !strings.Contains(e, "No such file or directory") {
+		t.Errorf("stdout %q, stderr %q, err %v; want notes, empty stores and the key missing", o, e, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h, ".ssh/id_ed25519")); string(b) != "SECRET" {
+		t.Errorf("the host's key reads %q", b)
+	}
+}
+
+// TestT1Metadata: at T1 mode, owner and time changes outside the writable
+// trees fail with EROFS for root and nobody alike, while inside them the
+// workloads that need them work, as root too: gcc's 0644 output made
+// executable by make, tar x, gzip, chmod +x, python3 -m venv. Set-ID bits
+// stay refused everywhere, and root's extended attributes (a
+// security.capability attribute is a file capability the host honours).
+func TestT1Metadata(t *testing.T) {
+	requireT1(t)
+	w, outsideDir := tempHome(t), tempHome(t)
+	victim := filepath.Join(outsideDir, "victim")
+	if err := os.WriteFile(victim, []byte("v"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := outside("/bin/sh", "-c", "cd "+w+" && mkdir src && echo data > src/d && tar czf src.tgz src && rm -r src"); err != nil {
+		t.Fatalf("making the tarball: %v %s", err, out)
+	}
+	c := newCage(t, policy(t, profile.Fork(), profile.ReadWrite(w), profile.Exec(w), profile.Read("/usr/include"), profile.Read(outsideDir), profile.Waive(profile.TrustHandoff)),
+		cage.WithLinuxTier(cage.TierT1), cage.WithHome(tempHome(t)))
+	got := t1Results(t, c, w, `export TMPDIR=`+w+`
+try outside-chmod 'chmod 600 `+victim+`'
+try outside-chown 'chown 0:0 `+victim+`'
+try outside-touch 'touch -m `+victim+`'
+printf 'int main(void){return 0;}\n' > m.c
+printf 'm: m.c\n\tgcc -o m m.c\n' > Makefile
+try make 'make -s && ./m'
+try tar 'tar xzf src.tgz && test -f src/d'
+try gzip 'gzip -k src/d && test -f src/d.gz'
+try chmod-x 'echo "#!/bin/sh" > s && chmod +x s && ./s'
+try venv '/usr/bin/python3 -m venv --without-pip venv && test -x venv/bin/python3'
+try setuid 'chmod u+s s'
+try setgid-create '/usr/bin/python3 -c "import os; os.close(os.open(\"sg\", os.O_CREAT|os.O_WRONLY, 0o2755))"'
+try setuid-mknod '/usr/bin/python3 -c "import os; os.mknod(\"su\", 0o104755)"'
+try xattr '/usr/bin/python3 -c "import os; os.setxattr(\"s\", \"user.procage\", b\"x\")"'
+`)
+	for _, k := range []string{"outside-chmod", "outside-chown", "outside-touch"} {
+		want(t, got, k, "Read-only file system")
+	}
+	for _, k := range []string{"make", "tar", "gzip", "chmod-x", "venv"} {
+		want(t, got, k, "ok")
+	}
+	want(t, got, "setuid", "Operation not permitted")
+	want(t, got, "setgid-create", "Operation not permitted")
+	want(t, got, "setuid-mknod", "Operation not permitted")
+	if os.Geteuid() == 0 {
+		want(t, got, "xattr", "Operation not permitted")
+	}
+	if fi, err := os.Stat(victim); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the outside file: %v, %v", fi.Mode(), err)
+	}
+}
