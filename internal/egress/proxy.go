@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 // Resolver looks up a host's addresses; *net.Resolver is one. Tests inject
@@ -329,13 +331,13 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 	}
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		a = a.Unmap()
-		return a.String(), p.cfg.Rules.addrDecision(a, port)
+		return a.String(), p.cfg.Rules.DecideAddr(a, port)
 	}
-	name, err := NormalizeHost(host)
+	name, err := hostrule.NormalizeHost(host)
 	if err != nil {
 		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("%q is not a host name: %v", host, err)}
 	}
-	d := p.cfg.Rules.nameDecision(name, port)
+	d := p.cfg.Rules.DecideName(name, port)
 	if d.Verdict != Allowed {
 		return name, d
 	}
@@ -348,7 +350,7 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 		}
 		return name, Decision{Verdict: DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
 	}
-	return name, p.cfg.Rules.filter(d, name, port, addrs)
+	return name, p.cfg.Rules.Filter(d, name, port, addrs)
 }
 
 // dial connects to the first of the decision's addresses that answers.

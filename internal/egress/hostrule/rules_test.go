@@ -1,4 +1,4 @@
-package egress
+package hostrule
 
 import (
 	"errors"
@@ -119,7 +119,7 @@ func TestNewRules(t *testing.T) {
 		{"api.other.com", 80, DeniedNoRule, ""},
 		{"example.com", 443, DeniedNoRule, ""},
 	} {
-		d := r.nameDecision(c.host, c.port)
+		d := r.DecideName(c.host, c.port)
 		if d.Verdict != c.want || d.Rule != c.rule {
 			t.Errorf("%s:%d: %s by %q, want %s by %q", c.host, c.port, d.Verdict, d.Rule, c.want, c.rule)
 		}
@@ -136,7 +136,7 @@ func TestNewRules(t *testing.T) {
 		{"::1", 8081, DeniedNoRule},
 		{"93.184.215.14", 443, DeniedNoRule}, // public, but named by no rule
 	} {
-		if d := r.addrDecision(netip.MustParseAddr(c.addr), c.port); d.Verdict != c.want {
+		if d := r.DecideAddr(netip.MustParseAddr(c.addr), c.port); d.Verdict != c.want {
 			t.Errorf("%s:%d: %s, want %s", c.addr, c.port, d.Verdict, c.want)
 		}
 	}

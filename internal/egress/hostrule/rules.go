@@ -1,4 +1,4 @@
-package egress
+package hostrule
 
 import (
 	"errors"
@@ -368,8 +368,9 @@ type Refusal struct {
 	Class AddrClass
 }
 
-// nameDecision applies the patterns to a host name (normalised).
-func (r *Rules) nameDecision(host string, port int) Decision {
+// DecideName applies the patterns to a host name (normalised by
+// [NormalizeHost]); an allowed name is then to be resolved and [Rules.Filter]ed.
+func (r *Rules) DecideName(host string, port int) Decision {
 	for _, p := range r.deny {
 		if p.Match(host, port) {
 			return Decision{Verdict: DeniedByRule, Rule: p.String(), Reason: fmt.Sprintf("host %s is denied by rule %s", host, p)}
@@ -383,9 +384,9 @@ func (r *Rules) nameDecision(host string, port int) Decision {
 	return Decision{Verdict: DeniedNoRule, Reason: fmt.Sprintf("no rule allows host %s on port %d", host, port)}
 }
 
-// addrDecision decides a request that names an address: only an address
+// DecideAddr decides a request that names an address: only an address
 // rule allows it, a host pattern never does.
-func (r *Rules) addrDecision(a netip.Addr, port int) Decision {
+func (r *Rules) DecideAddr(a netip.Addr, port int) Decision {
 	a = a.Unmap()
 	if ar, ok := r.addrRule(a, port); ok {
 		return Decision{Verdict: Allowed, Rule: ar.String(), Addrs: []netip.Addr{a}}
@@ -393,8 +394,11 @@ func (r *Rules) addrDecision(a netip.Addr, port int) Decision {
 	return Decision{Verdict: DeniedNoRule, Reason: fmt.Sprintf("no address rule allows %s on port %d (host patterns allow names only)", a, port)}
 }
 
-// filter keeps the resolved addresses the proxy may dial.
-func (r *Rules) filter(d Decision, host string, port int, addrs []netip.Addr) Decision {
+// Filter completes an allowed name's decision d with its resolved
+// addresses: it keeps those the proxy may dial (public, or allowed by an
+// address rule) and refuses the rest; with none kept, the verdict is
+// [DeniedAddress].
+func (r *Rules) Filter(d Decision, host string, port int, addrs []netip.Addr) Decision {
 	for _, a := range addrs {
 		a = a.Unmap()
 		if a.Zone() != "" {

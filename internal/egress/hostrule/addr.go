@@ -1,4 +1,4 @@
-package egress
+package hostrule
 
 import "net/netip"
 
