@@ -3,7 +3,9 @@
 // (profile.NetworkProxy). It serves HTTP absolute-form requests and
 // CONNECT (net/http, hijacking the connection for the tunnel) and SOCKS5
 // CONNECT (RFC 1928, its own small server) on one listener, tells them
-// apart by the first byte, and decides every request by [Rules]:
+// apart by the first byte, and decides every request by [Rules] (package
+// hostrule, with which the policy model checks the same rules without
+// linking a proxy):
 //
 //   - host patterns ("github.com", "*.pythonhosted.org", optionally
 //     ":PORT"); deny wins over allow, and a host no allow pattern matches
