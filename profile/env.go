@@ -25,4 +25,9 @@ type Env struct {
 	// ZDotDir or XDGConfigHome) that is a link to its kernel spelling, which
 	// the class protects too.
 	ProtectedAt map[string]string
+	// ProxyPort is the localhost port of the run's egress proxy, for a
+	// [NetworkProxy] policy: the proxy starts with the run, so such a
+	// policy is lowered (on macOS) once the port is known. 0 for every
+	// other mode.
+	ProxyPort int
 }
