@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
 )
 
 // Grant binds a path to one spawn: on macOS as a sandbox extension the
@@ -187,6 +189,12 @@ func (cmd *Cmd) start() error {
 	}
 	if cmd.Path == "" {
 		return errors.New("cage: no command")
+	}
+	if mode, _ := cmd.cage.policy.Network(); mode == profile.NetworkProxy {
+		// The lowerings confine the child to the proxy's port, but Start
+		// does not run the egress proxy (internal/egress) yet: refused,
+		// never run without the network it was promised or with more.
+		return &UnsupportedError{OSBuild: runtime.GOOS, What: "network proxy mode (AllowHosts): Start does not run the egress proxy yet"}
 	}
 	path, err := cmd.absPath()
 	if err != nil {

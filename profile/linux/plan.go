@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/procage-go/procage/profile"
@@ -207,7 +208,11 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		// No network namespace yet: TCP to the proxy's port on any host,
 		// by name a gap. Without the port (a plan made before the run's
 		// proxy starts) no TCP port is allowed at all.
-		gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%d) is reachable directly, around the proxy", env.ProxyPort)})
+		port := "chosen when the run starts"
+		if env.ProxyPort > 0 {
+			port = strconv.Itoa(env.ProxyPort)
+		}
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%s) is reachable directly, around the proxy", port)})
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.restrictedPorts = true
