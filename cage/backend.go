@@ -117,6 +117,10 @@ type spawnSpec struct {
 	// tempExec: the run may execute what it builds in temp (WithPresets
 	// with preset.Preset.RunsBuilt; Linux only).
 	tempExec bool
+	// proxyPort is the localhost port of the run's egress proxy (a
+	// proxy-mode policy), the only TCP port the child may connect to;
+	// 0 for another mode.
+	proxyPort int
 }
 
 // childSpec is a backend's part of one spawn.

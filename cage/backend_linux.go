@@ -134,8 +134,16 @@ func (c *Cage) spellRule(r *pathresolve.Resolver, rule linux.PathRule) (string, 
 func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
-	if len(s.grants) == 0 && b.rs.FD() >= s.keptFD {
+	if len(s.grants) == 0 && s.proxyPort == 0 && b.rs.FD() >= s.keptFD {
 		return childSpecOf(b.calls, nil), nil
+	}
+	plan := b.plan
+	if s.proxyPort != 0 {
+		// Proxy mode (the gap network-proxy-direct accepted): this
+		// spawn's ruleset also lets TCP connect to the run's proxy port.
+		pp := *b.plan
+		pp.NetRules = append(slices.Clone(pp.NetRules), linux.NetRule{Port: uint16(s.proxyPort), Access: linux.NetConnectTCP})
+		plan = &pp
 	}
 	rs, rules := b.rs, b.plan.Rules
 	var owned []*linuxsandbox.Ruleset
@@ -144,7 +152,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 			o.Close()
 		}
 	}
-	if len(s.grants) > 0 {
+	if len(s.grants) > 0 || s.proxyPort != 0 {
 		// Grants and the private temporary directory: this spawn's own
 		// ruleset, the policy's rules re-added from the descriptors New
 		// opened, the spawn's own opened here, once, without following
@@ -178,7 +186,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cage: %w", err)
 		}
-		rs, err = linuxsandbox.BuildRuleset(b.plan, b.held, spawnHeld)
+		rs, err = linuxsandbox.BuildRuleset(plan, b.held, spawnHeld)
 		spawnHeld.Close() // the ruleset holds the inodes now
 		if err != nil {
 			return nil, fmt.Errorf("cage: %w", err)
@@ -196,7 +204,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		owned = append(owned, d)
 		rs = d
 	}
-	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
+	calls, err := linuxsandbox.NewCalls(plan, rs, b.prog, rules)
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("cage: %w", err)

@@ -110,7 +110,7 @@ func denyText(host string, port int, d Decision) string {
 		hint = "a deny rule wins over every allow: remove --deny-host " + d.Rule
 	case DeniedAddress:
 		a := d.Refused[0].Addr
-		hint = "allow the address with --allow-address " + a.String() + " (and the host with --allow-host " + host + ")"
+		hint = "allow the address with --allow-address " + a.String()
 	case DeniedResolve:
 		hint = "check the name"
 	default:
