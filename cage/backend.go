@@ -115,6 +115,10 @@ type spawnSpec struct {
 	// shuffle leaves alone (forkexec.KeptAbove): a descriptor a call
 	// names after it must be at least this.
 	keptFD int
+	// proxyPort is the localhost port of the run's egress proxy (a
+	// proxy-mode policy), the only TCP port the child may connect to;
+	// 0 for another mode.
+	proxyPort int
 }
 
 // childSpec is a backend's part of one spawn.

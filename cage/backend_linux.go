@@ -182,8 +182,16 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 // landlockChild is a spawn's Landlock and seccomp calls, and the rules its
 // ruleset holds.
 func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule, error) {
-	if len(s.grants) == 0 && b.rs.FD() >= s.keptFD {
+	if len(s.grants) == 0 && s.proxyPort == 0 && b.rs.FD() >= s.keptFD {
 		return childSpecOf(b.calls, nil), b.plan.Rules, nil
+	}
+	plan := b.plan
+	if s.proxyPort != 0 {
+		// Proxy mode (the gap network-proxy-direct accepted): this
+		// spawn's ruleset also lets TCP connect to the run's proxy port.
+		pp := *b.plan
+		pp.NetRules = append(slices.Clone(pp.NetRules), linux.NetRule{Port: uint16(s.proxyPort), Access: linux.NetConnectTCP})
+		plan = &pp
 	}
 	rs, rules := b.rs, b.plan.Rules
 	var owned []*linuxsandbox.Ruleset
@@ -192,7 +200,7 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 			o.Close()
 		}
 	}
-	if len(s.grants) > 0 {
+	if len(s.grants) > 0 || s.proxyPort != 0 {
 		// Grants and the private temporary directory: this spawn's own
 		// ruleset, the policy's rules re-added from the descriptors New
 		// opened, the spawn's own opened here, once, without following
@@ -218,7 +226,7 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 		if err != nil {
 			return nil, nil, fmt.Errorf("cage: %w", err)
 		}
-		rs, err = linuxsandbox.BuildRuleset(b.plan, b.held, spawnHeld)
+		rs, err = linuxsandbox.BuildRuleset(plan, b.held, spawnHeld)
 		spawnHeld.Close() // the ruleset holds the inodes now
 		if err != nil {
 			return nil, nil, fmt.Errorf("cage: %w", err)
@@ -236,7 +244,7 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 		owned = append(owned, d)
 		rs = d
 	}
-	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
+	calls, err := linuxsandbox.NewCalls(plan, rs, b.prog, rules)
 	if err != nil {
 		cleanup()
 		return nil, nil, fmt.Errorf("cage: %w", err)

@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/procage-go/procage/internal/egress"
 	"github.com/procage-go/procage/pathresolve"
+	"github.com/procage-go/procage/profile"
 )
 
 // Grant binds a path to one spawn: on macOS as a sandbox extension the
@@ -78,10 +81,15 @@ type Cmd struct {
 	// Err is a lookup error from Command, returned by Start.
 	Err error
 
-	cage       *Cage
-	ctx        context.Context
-	started    atomic.Bool
-	skipProbe  bool   // the probes' own child
+	cage      *Cage
+	ctx       context.Context
+	started   atomic.Bool
+	skipProbe bool // the probes' own child
+	// proxy is the run's egress proxy (a proxy-mode policy) until Wait
+	// stops it; netLog its record after.
+	proxyMu    sync.Mutex
+	proxy      *egress.Proxy
+	netLog     []NetRequest
 	execTarget string // the target's kernel spelling, for ExecTargetOnly
 
 	run           *run
@@ -188,6 +196,12 @@ func (cmd *Cmd) start() error {
 	if cmd.Path == "" {
 		return errors.New("cage: no command")
 	}
+	if mode, _ := cmd.cage.policy.Network(); mode == profile.NetworkProxy && cmd.cage.cfg.backend != BackendLinux {
+		// The Seatbelt profile names the proxy's port, which the darwin
+		// backend does not yet lower per spawn: refused, never run
+		// without the network it was promised or with more.
+		return &UnsupportedError{OSBuild: runtime.GOOS, What: "network proxy mode (AllowHosts): the macOS backend does not lower the proxy's port per spawn yet"}
+	}
 	path, err := cmd.absPath()
 	if err != nil {
 		return err
@@ -274,6 +288,8 @@ func (cmd *Cmd) Wait() error {
 	r.ended = true
 	r.mu.Unlock()
 	cmd.ProcessState = state
+	// Every process of the run is gone: its proxy's record is complete.
+	cmd.stopProxy()
 
 	var timer *time.Timer
 	if cmd.ctxResult != nil {

@@ -56,6 +56,25 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	if err != nil {
 		return err
 	}
+	proxy, err := c.startProxy()
+	if err != nil {
+		return err
+	}
+	proxyPort := 0
+	if proxy != nil {
+		defer func() {
+			if err != nil {
+				_ = proxy.Stop()
+			}
+		}()
+		// After the caller's Env, which cannot name another proxy: the
+		// child reaches none but this one.
+		env, _ = dedupEnv(append(env, proxy.Env()...))
+		proxyPort = proxy.Port()
+		cmd.proxyMu.Lock()
+		cmd.proxy = proxy
+		cmd.proxyMu.Unlock()
+	}
 	if c.policy.Forking() {
 		r.marker = newMarker()
 	}
@@ -69,7 +88,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		fds[i] = f.Fd()
 	}
 	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty,
-		keptFD: forkexec.KeptAbove(fds), dir: absDir(cmd.Dir)})
+		keptFD: forkexec.KeptAbove(fds), dir: absDir(cmd.Dir), proxyPort: proxyPort})
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,7 @@ type Rlimit struct {
 }
 
 type config struct {
+	proxyNet    *proxyNet
 	limit       int
 	rlimits     []Rlimit
 	tty         TTY

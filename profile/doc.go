@@ -24,7 +24,8 @@
 // [FS] with a [Literal] file or a [Subpath] tree; write implies read), the
 // network ([NetworkOff] by default, [NetworkLoopback] on named ports or
 // [AnyPort], [NetworkOn] to remote hosts with localhost only on named
-// ports), allowed Unix sockets and Mach services, whether the target
+// ports, [NetworkProxy] to the hosts [AllowHosts] names through a per-run
+// proxy), allowed Unix sockets and Mach services, whether the target
 // may fork ([Fork]) and which programs it may execute (the base's system
 // programs and [Exec] trees, or with [ExecTargetOnly] none but itself),
 // waivers of hard-deny classes, and raw Seatbelt-layer rules
@@ -52,8 +53,10 @@
 //     services) and some cannot be enforced as strictly elsewhere: the
 //     Linux lowering refuses such a policy unless the caller accepts each
 //     gap by name (docs/linux-backend.md).
-//   - The model names no host names: the network is off, loopback or on,
-//     never a domain allowlist.
+//   - Host names ([AllowHosts], [NetworkProxy]) are decided by a proxy,
+//     not by the kernel: the lowering only confines the child to the
+//     proxy's port (on Linux, refused by the gap [GapProxyDirect] unless
+//     accepted, since Landlock's port rules do not name the host).
 //   - Paths are taken as written: resolving them to the kernel's spelling
 //     (/tmp/x is /private/tmp/x on macOS) is the caller's ([Env.Resolved],
 //     package pathresolve).

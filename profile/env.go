@@ -29,4 +29,9 @@ type Env struct {
 	// spawn, which the run may read, write and execute in (a build runs
 	// what it linked there) on every backend.
 	PrivateTemp bool
+	// ProxyPort is the localhost port of the run's egress proxy, for a
+	// [NetworkProxy] policy: the proxy starts with the run, so such a
+	// policy is lowered (on macOS) once the port is known. 0 for every
+	// other mode.
+	ProxyPort int
 }

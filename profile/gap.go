@@ -53,11 +53,18 @@ const (
 	// not enforceable. Accepted, the base's and policy's Exec trees stay
 	// executable.
 	GapExecTargetOnly Gap = "exec-target-only"
+	// GapProxyDirect: network proxy mode without the run's own network
+	// namespace. Landlock's TCP rules are per port, not per address
+	// (LANDLOCK_ACCESS_NET_CONNECT_TCP, ABI 4), so a remote host listening
+	// on the proxy's port is reachable directly, around the proxy and its
+	// host rules. Accepted, the child may connect to that port only, on
+	// any host; UDP is refused.
+	GapProxyDirect Gap = "network-proxy-direct"
 )
 
 // Gaps returns every Gap, in report order.
 func Gaps() []Gap {
-	return []Gap{GapSecrets, GapTrustHandoff, GapLoopback, GapLocalServices, GapUnixSocketPath, GapMach, GapSeatbelt, GapExecTargetOnly}
+	return []Gap{GapSecrets, GapTrustHandoff, GapLoopback, GapLocalServices, GapUnixSocketPath, GapMach, GapSeatbelt, GapExecTargetOnly, GapProxyDirect}
 }
 
 // ParseGap returns the Gap named s (a Gap's string form).

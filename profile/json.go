@@ -13,10 +13,11 @@ import (
 )
 
 // JSONVersion is the newest version of the policy's JSON form. Version 2
-// adds "accept_gaps" and "home"; [ParseJSON] reads versions 1 and 2, and
-// [Policy.MarshalJSON] writes version 1 for a policy that uses neither,
-// so older readers still take it.
-const JSONVersion = 2
+// adds "accept_gaps" and "home", version 3 the network mode "proxy" with
+// "allow_hosts", "deny_hosts" and "allow_addresses"; [ParseJSON] reads
+// versions 1 to 3, and [Policy.MarshalJSON] writes the oldest version
+// that has every field the policy uses, so older readers still take it.
+const JSONVersion = 3
 
 // jsonPolicy is the versioned JSON form. Field order is the output order.
 type jsonPolicy struct {
@@ -46,6 +47,10 @@ type jsonNetwork struct {
 	Ports     []int  `json:"ports,omitempty"`
 	AnyPort   bool   `json:"any_port,omitempty"`
 	ListenAny bool   `json:"listen_any,omitempty"`
+	// Version 3, mode "proxy".
+	AllowHosts []string `json:"allow_hosts,omitempty"`
+	DenyHosts  []string `json:"deny_hosts,omitempty"`
+	AllowAddrs []string `json:"allow_addresses,omitempty"`
 }
 
 // MarshalJSON writes the versioned JSON form ({"version":1, ...}; 2 when
@@ -79,6 +84,10 @@ func (p Policy) MarshalJSON() ([]byte, error) {
 		j.Network = &jsonNetwork{Mode: p.network.String(), Ports: p.ports, ListenAny: p.listenAny}
 		if len(p.ports) == 1 && p.ports[0] == AnyPort {
 			j.Network.Ports, j.Network.AnyPort = nil, true
+		}
+		j.Network.AllowHosts, j.Network.DenyHosts, j.Network.AllowAddrs = p.allowHosts, p.denyHosts, p.allowAddrs
+		if p.network == NetworkProxy {
+			j.Version = 3
 		}
 	}
 	for _, c := range p.waived {
@@ -136,7 +145,18 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 		return Policy{}, jsonError(err, loc)
 	}
 	if j.Version < 1 || j.Version > JSONVersion {
-		return Policy{}, &Error{Field: "version", Value: fmt.Sprint(j.Version), Err: fmt.Errorf("unsupported policy version (want 1 or %d)", JSONVersion)}
+		return Policy{}, &Error{Field: "version", Value: fmt.Sprint(j.Version), Err: fmt.Errorf("unsupported policy version (want 1 to %d)", JSONVersion)}
+	}
+	if j.Version < 3 && j.Network != nil {
+		n := j.Network
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"network.mode", n.Mode == "proxy"}, {"network.allow_hosts", len(n.AllowHosts) > 0}, {"network.deny_hosts", len(n.DenyHosts) > 0}, {"network.allow_addresses", len(n.AllowAddrs) > 0}} {
+			if f.set {
+				return Policy{}, &Error{Field: f.name, Err: errors.New(`needs "version": 3`)}
+			}
+		}
 	}
 	if j.Version < 2 {
 		// An older reader refuses these fields as unknown; a file that
@@ -210,6 +230,15 @@ func parseJSON(data []byte, loc *locator) (Policy, error) {
 			ports = []int{AnyPort}
 		}
 		opts = append(opts, Network(mode, ports...))
+		for i, h := range j.Network.AllowHosts {
+			opts = append(opts, renamed(fmt.Sprintf("network.allow_hosts[%d]", i), AllowHosts(h)))
+		}
+		for i, h := range j.Network.DenyHosts {
+			opts = append(opts, renamed(fmt.Sprintf("network.deny_hosts[%d]", i), DenyHosts(h)))
+		}
+		for i, a := range j.Network.AllowAddrs {
+			opts = append(opts, renamed(fmt.Sprintf("network.allow_addresses[%d]", i), AllowAddresses(a)))
+		}
 		if j.Network.ListenAny {
 			opts = append(opts, ListenAnyInterface())
 		}
@@ -493,5 +522,6 @@ func (p Policy) Equal(q Policy) bool {
 	return p.base == q.base && slices.Equal(p.fs, q.fs) && p.network == q.network && p.listenAny == q.listenAny &&
 		slices.Equal(p.ports, q.ports) && slices.Equal(p.sockets, q.sockets) &&
 		slices.Equal(p.mach, q.mach) && p.fork == q.fork && p.execOnly == q.execOnly && slices.Equal(p.waived, q.waived) && slices.Equal(p.broad, q.broad) &&
-		slices.Equal(p.seatSrc, q.seatSrc) && slices.Equal(p.gaps, q.gaps) && p.home == q.home && p.validated == q.validated
+		slices.Equal(p.seatSrc, q.seatSrc) && slices.Equal(p.gaps, q.gaps) && p.home == q.home && p.validated == q.validated &&
+		slices.Equal(p.allowHosts, q.allowHosts) && slices.Equal(p.denyHosts, q.denyHosts) && slices.Equal(p.allowAddrs, q.allowAddrs)
 }

@@ -43,7 +43,7 @@ func TestJSONErrors(t *testing.T) {
 		in, field, want string
 		line, col       int
 	}{
-		{`{"version":3,"base":"v1"}`, "version", "unsupported policy version (want 1 or 2)", 1, 12},
+		{`{"version":4,"base":"v1"}`, "version", "unsupported policy version (want 1 to 3)", 1, 12},
 		{`{"version":0,"base":"v1"}`, "version", "unsupported policy version", 1, 12},
 		{`{"version":1,"base":"v1","accept_gaps":["network-loopback"]}`, "accept_gaps", `needs "version": 2`, 1, 40},
 		{`{"version":1,"base":"v1","home":"/home/me"}`, "home", `needs "version": 2`, 1, 33},

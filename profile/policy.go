@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/procage-go/procage/internal/egress/hostrule"
 	"github.com/procage-go/procage/profile/sbpl"
 )
 
@@ -100,6 +101,14 @@ const (
 	// ports the policy names, or every port with [AnyPort]. The child
 	// listens on localhost only, unless [ListenAnyInterface].
 	NetworkOn
+	// NetworkProxy: the hosts the policy names ([AllowHosts]) and nothing
+	// else, through a proxy the cage runs in the caller's process for each
+	// run (package internal/egress): the child may connect to the proxy's
+	// port on localhost only, and gets HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
+	// and NO_PROXY pointing at it. Names are checked after resolution: one
+	// resolving to a loopback, private, link-local or metadata address is
+	// refused unless [AllowAddresses] names that address.
+	NetworkProxy
 )
 
 // AnyPort, given as the only port to [Network], opts in to every
@@ -121,6 +130,8 @@ func (m NetworkMode) String() string {
 		return "loopback"
 	case NetworkOn:
 		return "on"
+	case NetworkProxy:
+		return "proxy"
 	}
 	return "off"
 }
@@ -133,8 +144,10 @@ func parseNetworkMode(s string) (NetworkMode, error) {
 		return NetworkLoopback, nil
 	case "on":
 		return NetworkOn, nil
+	case "proxy":
+		return NetworkProxy, nil
 	}
-	return 0, errors.New("unknown network mode (want off, loopback or on)")
+	return 0, errors.New("unknown network mode (want off, loopback, on or proxy)")
 }
 
 // Class names a hard-deny class: rules lowered last in every profile,
@@ -179,22 +192,25 @@ func parseClass(s string) (Class, error) {
 // it with [New] (which validates everything) and derive variants with
 // [Policy.With]. The zero Policy is not valid; use New.
 type Policy struct {
-	base      Base
-	fs        []FSRule
-	network   NetworkMode
-	ports     []int
-	listenAny bool
-	sockets   []string
-	mach      []string
-	fork      bool
-	execOnly  bool
-	waived    []Class
-	broad     []Broad
-	seatbelt  []sbpl.Rule
-	seatSrc   []string
-	gaps      []Gap
-	home      string
-	validated bool
+	base       Base
+	fs         []FSRule
+	network    NetworkMode
+	ports      []int
+	listenAny  bool
+	sockets    []string
+	mach       []string
+	fork       bool
+	execOnly   bool
+	waived     []Class
+	broad      []Broad
+	seatbelt   []sbpl.Rule
+	seatSrc    []string
+	gaps       []Gap
+	home       string
+	allowHosts []string
+	denyHosts  []string
+	allowAddrs []string
+	validated  bool
 }
 
 // Option is one part of a policy, passed to [New] or [Policy.With].
@@ -239,8 +255,11 @@ func FS(access Access, target Target, path string) Option {
 // [AnyPort]; with NetworkOn they are the only local services it reaches.
 func Network(mode NetworkMode, ports ...int) Option {
 	return optionFunc(func(p *Policy) error {
-		if mode > NetworkOn {
+		if mode > NetworkProxy {
 			return &Error{Field: "network", Value: fmt.Sprint(mode), Err: errors.New("unknown network mode")}
+		}
+		if len(ports) > 0 && mode == NetworkProxy {
+			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("proxy mode reaches hosts by name (AllowHosts), not localhost ports")}
 		}
 		if len(ports) > 0 && mode == NetworkOff {
 			return &Error{Field: "network.ports", Value: fmt.Sprint(ports), Err: errors.New("ports apply to loopback and on modes only")}
@@ -261,6 +280,63 @@ func Network(mode NetworkMode, ports ...int) Option {
 		}
 		p.network = mode
 		p.ports = append([]int(nil), ports...)
+		return nil
+	})
+}
+
+// ErrNoHosts is wrapped by the error for proxy mode without a host or an
+// address to allow: such a proxy would refuse every request.
+var ErrNoHosts = errors.New("proxy mode names the hosts it allows (procage: --allow-host HOST; JSON: \"allow_hosts\")")
+
+// AllowHosts lets a [NetworkProxy] policy reach the hosts the patterns
+// name: "github.com" that name, "*.pythonhosted.org" every name below
+// pythonhosted.org (not pythonhosted.org itself), each with an optional
+// ":PORT" (every port without). Case and a trailing dot are ignored; an IP
+// address is no host name ([AllowAddresses]). A policy with no mode set
+// gets NetworkProxy; with another mode, host rules are an error.
+func AllowHosts(patterns ...string) Option {
+	return hostOption("network.allow_hosts", patterns, func(p *Policy, s string) { p.allowHosts = append(p.allowHosts, s) })
+}
+
+// DenyHosts refuses the hosts the patterns name (as [AllowHosts] reads
+// them) even where an allow pattern matches: deny wins.
+func DenyHosts(patterns ...string) Option {
+	return hostOption("network.deny_hosts", patterns, func(p *Policy, s string) { p.denyHosts = append(p.denyHosts, s) })
+}
+
+func hostOption(field string, patterns []string, add func(*Policy, string)) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, s := range patterns {
+			pat, err := hostrule.ParsePattern(s)
+			if errors.Is(err, hostrule.ErrIPLiteral) {
+				err = fmt.Errorf("%w (allow an address with AllowAddresses; procage: --allow-address)", errors.Unwrap(err))
+			} else if err != nil {
+				err = errors.Unwrap(err)
+			}
+			if err != nil {
+				return &Error{Field: field, Value: s, Err: err}
+			}
+			add(p, pat.String())
+		}
+		return nil
+	})
+}
+
+// AllowAddresses lets a [NetworkProxy] policy reach addresses: an IP
+// address or CIDR prefix ("127.0.0.1", "10.0.0.0/8", "fd00::/8"),
+// optionally with ":PORT" ("[::1]:8080"). An allowed host that resolves to
+// a loopback, private, link-local, shared (CGNAT), multicast, reserved or
+// metadata address (169.254.169.254) is refused unless that address is
+// allowed here; a request naming an address needs it too.
+func AllowAddresses(rules ...string) Option {
+	return optionFunc(func(p *Policy) error {
+		for _, s := range rules {
+			a, err := hostrule.ParseAddress(s)
+			if err != nil {
+				return &Error{Field: "network.allow_addresses", Value: s, Err: errors.Unwrap(err)}
+			}
+			p.allowAddrs = append(p.allowAddrs, a.String())
+		}
 		return nil
 	})
 }
@@ -554,12 +630,31 @@ func (p Policy) with(opts []Option) (Policy, error) {
 	if err := q.checkClassAllows(); err != nil {
 		return Policy{}, err
 	}
+	if err := q.checkHosts(); err != nil {
+		return Policy{}, err
+	}
 	if q.listenAny && q.network != NetworkOn {
 		return Policy{}, &Error{Field: "network.listen_any", Err: errors.New("listening on every interface needs network on")}
 	}
 	q.normalize()
 	q.validated = true
 	return q, nil
+}
+
+// checkHosts selects proxy mode for host rules and refuses them in other
+// modes, and proxy mode without them.
+func (p *Policy) checkHosts() error {
+	rules := len(p.allowHosts) > 0 || len(p.denyHosts) > 0 || len(p.allowAddrs) > 0
+	if rules && p.network == NetworkOff {
+		p.network = NetworkProxy
+	}
+	if rules && p.network != NetworkProxy {
+		return &Error{Field: "network.allow_hosts", Err: fmt.Errorf("host and address rules need network mode proxy, not %s", p.network)}
+	}
+	if p.network == NetworkProxy && len(p.allowHosts) == 0 && len(p.allowAddrs) == 0 {
+		return &Error{Field: "network.allow_hosts", Err: ErrNoHosts}
+	}
+	return nil
 }
 
 func (p Policy) clone() Policy {
@@ -573,6 +668,9 @@ func (p Policy) clone() Policy {
 	q.seatbelt = slices.Clone(p.seatbelt)
 	q.seatSrc = slices.Clone(p.seatSrc)
 	q.gaps = slices.Clone(p.gaps)
+	q.allowHosts = slices.Clone(p.allowHosts)
+	q.denyHosts = slices.Clone(p.denyHosts)
+	q.allowAddrs = slices.Clone(p.allowAddrs)
 	return q
 }
 
@@ -609,6 +707,10 @@ func (p *Policy) normalize() {
 	p.broad = slices.Compact(p.broad)
 	slices.SortFunc(p.gaps, func(a, b Gap) int { return slices.Index(Gaps(), a) - slices.Index(Gaps(), b) })
 	p.gaps = slices.Compact(p.gaps)
+	for _, l := range []*[]string{&p.allowHosts, &p.denyHosts, &p.allowAddrs} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
 }
 
 // Base returns the policy's base.
@@ -624,6 +726,16 @@ func (p Policy) Network() (NetworkMode, []int) { return p.network, slices.Clone(
 // ListensAnyInterface reports whether a NetworkOn policy may listen on
 // every interface rather than localhost only.
 func (p Policy) ListensAnyInterface() bool { return p.listenAny }
+
+// AllowedHosts returns the host patterns a NetworkProxy policy allows,
+// normalised and sorted.
+func (p Policy) AllowedHosts() []string { return slices.Clone(p.allowHosts) }
+
+// DeniedHosts returns the host patterns it denies.
+func (p Policy) DeniedHosts() []string { return slices.Clone(p.denyHosts) }
+
+// AllowedAddresses returns the address rules it allows.
+func (p Policy) AllowedAddresses() []string { return slices.Clone(p.allowAddrs) }
 
 // UnixSockets returns the allowed Unix socket paths.
 func (p Policy) UnixSockets() []string { return slices.Clone(p.sockets) }
@@ -708,6 +820,15 @@ func (p Policy) String() string {
 	}
 	if p.listenAny {
 		b.WriteString(" listening on any interface")
+	}
+	if len(p.allowHosts) > 0 {
+		fmt.Fprintf(&b, " hosts %s", strings.Join(p.allowHosts, ", "))
+	}
+	if len(p.denyHosts) > 0 {
+		fmt.Fprintf(&b, " denying %s", strings.Join(p.denyHosts, ", "))
+	}
+	if len(p.allowAddrs) > 0 {
+		fmt.Fprintf(&b, " addresses %s", strings.Join(p.allowAddrs, ", "))
 	}
 	if len(p.sockets) > 0 {
 		fmt.Fprintf(&b, "; unix %s", strings.Join(p.sockets, ", "))

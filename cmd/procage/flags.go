@@ -168,6 +168,8 @@ type policyFlags struct {
 	read, write, exec, sockets pathListFlag
 	mach, waive, seatbelt      listFlag
 	ports, acceptGaps          listFlag
+	allowHosts, denyHosts      listFlag
+	allowAddrs                 listFlag
 	acceptLinks                pathListFlag
 	presets                    presetFlag
 	network, policyFile, home  string
@@ -178,7 +180,7 @@ type policyFlags struct {
 
 // ruleFlags are the flags that write a policy's rules; --policy replaces
 // them all.
-var ruleFlags = []string{"read", "write", "exec", "network", "port", "listen-any", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"}
+var ruleFlags = []string{"read", "write", "exec", "network", "port", "listen-any", "allow-host", "deny-host", "allow-address", "unix-socket", "mach", "fork", "exec-target-only", "waive", "seatbelt"}
 
 func (pf *policyFlags) register(fs *flagSet) {
 	fs.Var(&pf.read, "read", "allow reading the tree at `PATH` (repeatable)")
@@ -187,6 +189,9 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.StringVar(&pf.network, "network", "off", "network `MODE`: off, loopback (localhost, on the --port ports) or on (remote hosts; localhost only on the --port ports)")
 	fs.Var(&pf.ports, "port", "with --network loopback or on, allow this localhost `PORT` (1-65535), or any for every port (repeatable; loopback needs one)")
 	fs.BoolVar(&pf.listenAny, "listen-any", false, "with --network on, listen on every interface, not only localhost")
+	fs.Var(&pf.allowHosts, "allow-host", "reach the host `PATTERN` (github.com, *.pythonhosted.org, optionally :PORT) through the run's egress proxy, and no other host (repeatable; docs/policy.md)")
+	fs.Var(&pf.denyHosts, "deny-host", "with --allow-host, refuse the host `PATTERN` even where an --allow-host matches (repeatable)")
+	fs.Var(&pf.allowAddrs, "allow-address", "with --allow-host, let the proxy reach the `ADDRESS` or prefix (127.0.0.1, 10.0.0.0/8, [::1]:8080), which a name resolving to a loopback, private or metadata address needs (repeatable)")
 	fs.Var(&pf.sockets, "unix-socket", "allow connecting to the Unix socket at `PATH` (repeatable)")
 	fs.Var(&pf.mach, "mach", "allow looking up the global Mach service `NAME` (repeatable)")
 	fs.BoolVar(&pf.fork, "fork", false, "let the target create processes (a forking policy; make, shells and build tools need it)")
@@ -290,6 +295,19 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 	if pf.listenAny {
 		opts = append(opts, flagged("--listen-any", profile.ListenAnyInterface()))
 	}
+	for _, f := range []struct {
+		flag string
+		vals []string
+		opt  func(...string) profile.Option
+	}{
+		{"--allow-host", pf.allowHosts, profile.AllowHosts},
+		{"--deny-host", pf.denyHosts, profile.DenyHosts},
+		{"--allow-address", pf.allowAddrs, profile.AllowAddresses},
+	} {
+		for _, v := range f.vals {
+			opts = append(opts, flagged(fmt.Sprintf("%s %q", f.flag, v), f.opt(v)))
+		}
+	}
 	for _, p := range pf.sockets {
 		abs, where, err := resolvePath("--unix-socket", p)
 		if err != nil {
@@ -325,6 +343,7 @@ func (pf *policyFlags) policy(set map[string]bool) (profile.Policy, error) {
 // options name.
 var fieldFlags = map[string]string{
 	"network.mode": "--network", "network.ports": "--port", "network.listen_any": "--listen-any",
+	"network.allow_hosts": "--allow-host",
 }
 
 // readPolicy reads a JSON policy file, or the output of plan --json

@@ -51,6 +51,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 	fs.Var(&envs, "env", "set the variable `KEY=VALUE` in the command's environment (repeatable)")
 	fs.Var(&envAllow, "env-allow", "pass the command only the variable `NAME` of procage's environment and those other --env-allow flags name (repeatable; default: every variable but secret-looking ones)")
 	fs.Var(&timeout, "timeout", "end the run (every process of it) after `DURATION`, such as 90s, 5m or 1h30m, and exit 124, as timeout(1) does")
+	netLog := fs.Bool("net-log", false, "with --allow-host, print each request of the run's egress proxy to stderr when the run ends (procage run: net: allowed GET github.com:443 by github.com ...)")
 	if err := fs.parse(args); err != nil {
 		return exitFailure, err
 	}
@@ -120,6 +121,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 	// editor killed mid-run); the caller's shell should not inherit that.
 	defer restoreTerminal(os.Stdin)()
 	err = cmd.Run()
+	if *netLog {
+		for _, r := range cmd.NetLog() {
+			fmt.Fprintf(stderr, "procage run: net: %s\n", r)
+		}
+	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		// A signal or the timeout ended the run: say which.
 		cause := context.Cause(ctx)

@@ -663,6 +663,8 @@ func (pl *Plan) decideSocket(d Decision) (Decision, error) {
 	switch pl.Network {
 	case profile.NetworkLoopback:
 		d.Gaps = pl.accepted(profile.GapLoopback)
+	case profile.NetworkProxy:
+		d.Gaps = pl.accepted(profile.GapProxyDirect)
 	case profile.NetworkOn:
 		if a.Op == OpBind || isLoopback(a.Host) {
 			d.Gaps = pl.accepted(profile.GapLocalServices)

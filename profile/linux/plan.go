@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/procage-go/procage/profile"
@@ -213,6 +214,24 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 			}
 			needs = append(needs, abiNeed{4, "TCP port rules"})
 		}
+	case profile.NetworkProxy:
+		// No network namespace yet: TCP to the proxy's port on any host,
+		// by name a gap. Without the port (a plan made before the run's
+		// proxy starts) no TCP port is allowed at all.
+		port := "chosen when the run starts"
+		if env.ProxyPort > 0 {
+			port = strconv.Itoa(env.ProxyPort)
+		}
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%s) is reachable directly, around the proxy", port)})
+		ns.families = []uint32{afInet, afInet6}
+		ns.streamOnlyInet = true
+		ns.restrictedPorts = true
+		ns.why = "network proxy: TCP sockets only, to the proxy's port"
+		pl.HandledNet = NetBindTCP | NetConnectTCP
+		if env.ProxyPort > 0 && env.ProxyPort <= 65535 {
+			pl.NetRules = append(pl.NetRules, NetRule{Port: uint16(env.ProxyPort), Access: NetConnectTCP})
+		}
+		needs = append(needs, abiNeed{4, "TCP port rules"})
 	case profile.NetworkOn:
 		if !anyPort || !p.ListensAnyInterface() {
 			gaps = append(gaps, profile.GapPart{Gap: profile.GapLocalServices, Detail: "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})

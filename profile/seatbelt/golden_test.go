@@ -46,6 +46,12 @@ func TestGoldenLower(t *testing.T) {
 			reason: "a forking policy ends with the run-marker block bound per spawn; Seatbelt-layer rules sit between the policy and the hard-deny tier",
 		},
 		{
+			name:   "network-proxy.sb",
+			opts:   []profile.Option{profile.AllowHosts("github.com", "*.pythonhosted.org"), profile.DenyHosts("gist.github.com"), profile.ReadWrite("/Users/alice/project")},
+			env:    profile.Env{Home: testHome, ProxyPort: 41234},
+			reason: "network proxy: outbound TCP to the run's proxy port on localhost by a remote filter, IP sockets and TLS trust; no DNS, no UDP, no listening; the host names stay with the proxy",
+		},
+		{
 			name:   "exec-target-only.sb",
 			opts:   []profile.Option{profile.ExecTargetOnly(), profile.ReadWrite("/Users/alice/project"), profile.Exec("/opt/homebrew/bin")},
 			env:    profile.Env{Home: testHome},

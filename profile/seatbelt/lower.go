@@ -1,6 +1,7 @@
 package seatbelt
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -52,6 +53,11 @@ const (
 // metadata on them is always allowed so grants bound later resolve
 // [confirmed: the Rust procage 0.7.0's path canonicalisation].
 var RootLinks = []string{"/etc", "/tmp", "/var"}
+
+// ErrProxyPort is wrapped by the error for lowering a NetworkProxy policy
+// without the port of the run's proxy (profile.Env.ProxyPort): the profile
+// names it, so such a policy is lowered when the run's proxy has started.
+var ErrProxyPort = errors.New("seatbelt: network proxy mode needs the proxy's port (profile.Env.ProxyPort, 1..65535)")
 
 // Plan is a lowered policy: the profile and what must be bound per spawn.
 type Plan struct {
@@ -120,7 +126,10 @@ func LowerLimit(p profile.Policy, env profile.Env, limit int) (*Plan, error) {
 	}
 	add(LayerHeader, headerRules()...)
 	add(LayerBase, baseRules(p.Base())...)
-	add(LayerPolicy, policyRules(p, fs, resolve)...)
+	if mode, _ := p.Network(); mode == profile.NetworkProxy && (env.ProxyPort < 1 || env.ProxyPort > 65535) {
+		return nil, fmt.Errorf("%w (have %d)", ErrProxyPort, env.ProxyPort)
+	}
+	add(LayerPolicy, policyRules(p, fs, resolve, env.ProxyPort)...)
 	add(LayerLinks, linkRules(env.Links)...)
 	// A Seatbelt-layer deny must win over the layers before it, so it names
 	// their specific operations too; among its own layer the caller's
@@ -218,7 +227,7 @@ func target(t profile.Target, path string) *sbpl.Filter {
 
 // policyRules lowers the policy's own filesystem, network, socket, Mach and
 // process rules; fs is p.FSRules().
-func policyRules(p profile.Policy, fs []profile.FSRule, resolve func(string) string) []sbpl.Rule {
+func policyRules(p profile.Policy, fs []profile.FSRule, resolve func(string) string, proxyPort int) []sbpl.Rule {
 	rules := make([]sbpl.Rule, 0, len(fs)+16)
 	ancestors := make(map[string]bool, len(fs))
 	for _, r := range fs {
@@ -264,6 +273,22 @@ func policyRules(p profile.Policy, fs []profile.FSRule, resolve func(string) str
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: filters("remote", local...), Comment: "loopback only, on the named ports: remote filters on outbound, since a local filter would allow all egress (sandbox-runtime#131)"},
 			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-bind", "network-inbound"}, Filters: filters("local", local...), Comment: "listen on loopback, on the named ports"},
 			ipSockets,
+		)
+	case profile.NetworkProxy:
+		// Only the run's proxy: a remote filter on the proxy's port, never
+		// a local one ((local ip "localhost:*") matches the local end of
+		// every outbound socket and opened all egress,
+		// anthropic-experimental/sandbox-runtime#131), and tcp, not ip: no
+		// UDP, and no DNS, which the proxy does (socks5h, absolute-form
+		// HTTP, CONNECT name the host).
+		rules = append(rules,
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"network-outbound"}, Filters: []*sbpl.Filter{sbpl.F("remote", sbpl.Sym("tcp"), "localhost:"+strconv.Itoa(proxyPort))},
+				Comment: "network proxy: the run's egress proxy only, by its remote address (a local filter would allow all egress, sandbox-runtime#131)"},
+			ipSockets,
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"mach-lookup"}, Filters: []*sbpl.Filter{
+				sbpl.F("global-name", "com.apple.trustd"), sbpl.F("global-name", "com.apple.trustd.agent"),
+			}, Comment: "network proxy: TLS trust evaluation, for https tunnelled through CONNECT"},
+			sbpl.Rule{Effect: sbpl.Allow, Ops: []string{"file-read*"}, Filters: []*sbpl.Filter{sbpl.Subpath("/private/etc/ssl")}, Comment: "network proxy: CA certificates"},
 		)
 	case profile.NetworkOn:
 		listen := "localhost:*"

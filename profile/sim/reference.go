@@ -228,6 +228,23 @@ func grants(p profile.Policy, env profile.Env, resolve func(string) string, a *A
 		if a.Op == "system-socket" && (a.SocketDomain == socketDomains["AF_INET"] || a.SocketDomain == socketDomains["AF_INET6"]) {
 			return "policy: network loopback creates IP sockets"
 		}
+	case profile.NetworkProxy:
+		// The run's proxy by TCP on its localhost port, and TLS trust for
+		// the tunnels; no DNS, no UDP, no listening.
+		if a.Op == "network-outbound" && ip && (a.Proto == "" || a.Proto == "tcp") {
+			if ep, err := parseEndpoint(a.Addr); err == nil && ep.loopback && ep.port == env.ProxyPort {
+				return "policy: network proxy reaches the run's proxy"
+			}
+		}
+		if a.Op == "system-socket" && (a.SocketDomain == socketDomains["AF_INET"] || a.SocketDomain == socketDomains["AF_INET6"]) {
+			return "policy: network proxy creates IP sockets"
+		}
+		if a.Op == "mach-lookup" && slices.Contains(proxyMach, a.Name) {
+			return "policy: network proxy evaluates trust"
+		}
+		if a.Path != "" && covers("file-read*") && matchSubpath("/private/etc/ssl", a.Path) {
+			return "policy: network proxy reads CA certificates"
+		}
 	case profile.NetworkOn:
 		// Network on is any IP host plus name resolution and TLS trust
 		// (Nix, agent-safehouse, Codex network policy).
@@ -290,6 +307,7 @@ var (
 		"com.apple.dnssd.service", "com.apple.SystemConfiguration.DNSConfiguration",
 		"com.apple.SystemConfiguration.configd", "com.apple.trustd", "com.apple.trustd.agent",
 	}
+	proxyMach      = []string{"com.apple.trustd", "com.apple.trustd.agent"}
 	networkOnFiles = []string{"/private/etc/hosts", "/private/etc/resolv.conf", "/private/var/run/resolv.conf"}
 )
 

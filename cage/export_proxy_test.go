@@ -1,0 +1,9 @@
+package cage
+
+import "github.com/procage-go/procage/internal/egress"
+
+// WithProxyNet gives the run's egress proxy a resolver and dialer (test
+// names mapped to this machine's loopback).
+func WithProxyNet(res egress.Resolver, d egress.Dialer) Option {
+	return optionFunc(func(cfg *config) error { cfg.proxyNet = &proxyNet{resolver: res, dialer: d}; return nil })
+}

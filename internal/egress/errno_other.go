@@ -1,0 +1,7 @@
+//go:build !unix
+
+package egress
+
+import "errors"
+
+var errConnRefused = errors.New("connection refused")

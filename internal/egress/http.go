@@ -1,0 +1,228 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/http/httputil"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// serveHTTP answers one request on the proxy's HTTP side: CONNECT opens a
+// tunnel, an absolute-form request is forwarded.
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		http.Error(w, "procage egress proxy: stopping", http.StatusServiceUnavailable)
+		return
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	defer p.wg.Done()
+	if r.Method == http.MethodConnect {
+		p.connect(w, r)
+		return
+	}
+	p.forward(w, r)
+}
+
+// refuse answers a refused request with 403 (or 400 for an invalid one)
+// and the text naming the host and what would allow it.
+func refuse(w http.ResponseWriter, rec *Request, d Decision) {
+	status := http.StatusForbidden
+	if d.Verdict == DeniedInvalid {
+		status = http.StatusBadRequest
+	}
+	w.Header().Set("X-Proxy-Error", string(d.Verdict))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, denyText(rec.Host, rec.Port, d))
+	rec.Status = status
+}
+
+func setDecision(rec *Request, d Decision) {
+	rec.Verdict, rec.Rule, rec.Reason = d.Verdict, d.Rule, d.Reason
+}
+
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
+	host, port := r.URL.Hostname(), 80
+	rec := p.begin(ProtoHTTP, r.Method, host, 0)
+	defer p.finish(rec)
+	if !r.URL.IsAbs() || r.URL.Host == "" || r.URL.Scheme != "http" {
+		rec.Port = port
+		d := Decision{Verdict: DeniedInvalid, Reason: "a proxy request names an http:// URL (absolute form, RFC 9112 3.2.2); https goes through CONNECT"}
+		setDecision(rec, d)
+		refuse(w, rec, d)
+		return
+	}
+	if ps := r.URL.Port(); ps != "" {
+		n, err := strconv.Atoi(ps)
+		if err != nil {
+			n = -1
+		}
+		port = n
+	}
+	rec.Port = port
+	name, d := p.decide(r.Context(), host, port)
+	rec.Host = name
+	setDecision(rec, d)
+	if d.Verdict != Allowed {
+		refuse(w, rec, d)
+		return
+	}
+	authority := net.JoinHostPort(name, strconv.Itoa(port))
+	ck := &checked{hostport: authority, addrs: d.Addrs, port: port}
+	var gotAddr atomic.Pointer[netip.AddrPort]
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if dc, ok := info.Conn.(*dialedConn); ok {
+			gotAddr.Store(&dc.addr)
+		}
+	}}
+	ctx := httptrace.WithClientTrace(context.WithValue(r.Context(), checkedKey{}, ck), trace)
+	body := &countReader{r: r.Body}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = body
+	}
+	cw := &countWriter{ResponseWriter: w}
+	var rpErr error
+	rp := &httputil.ReverseProxy{
+		Transport: p.tr,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Host = authority // the dialer's key: the checked host and port
+			if r.URL.Port() == "" {
+				pr.Out.Host = name
+			}
+		},
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			rpErr = err
+			if errors.Is(err, context.Canceled) {
+				return
+			}
+			w.WriteHeader(http.StatusBadGateway)
+			_, _ = io.WriteString(w, "procage egress proxy: "+authority+": "+err.Error()+"\n")
+		},
+		ErrorLog: discardLog,
+	}
+	rp.ServeHTTP(cw, r.WithContext(ctx))
+	if ap := gotAddr.Load(); ap != nil {
+		rec.Addr = *ap
+	}
+	rec.Sent, rec.Received, rec.Status = body.n.Load(), cw.n, cw.status
+	if rpErr != nil {
+		rec.Err = rpErr.Error()
+	}
+}
+
+// connect opens a CONNECT tunnel (RFC 9110 9.3.6) to the checked address.
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	rec := p.begin(ProtoConnect, http.MethodConnect, r.Host, 0)
+	defer p.finish(rec)
+	host, port, err := splitHostPort(r.Host, 0)
+	if err != nil {
+		d := Decision{Verdict: DeniedInvalid, Reason: "CONNECT names host:port: " + err.Error()}
+		setDecision(rec, d)
+		refuse(w, rec, d)
+		return
+	}
+	rec.Port = port
+	name, d := p.decide(r.Context(), host, port)
+	rec.Host = name
+	setDecision(rec, d)
+	if d.Verdict != Allowed {
+		refuse(w, rec, d)
+		return
+	}
+	up, ap, err := p.dial(r.Context(), d.Addrs, port)
+	if err != nil {
+		rec.Err, rec.Status = err.Error(), http.StatusBadGateway
+		http.Error(w, "procage egress proxy: "+hostPort(name, port)+": "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	rec.Addr = ap
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		_ = up.Close()
+		rec.Err, rec.Status = "connection cannot be hijacked", http.StatusInternalServerError
+		http.Error(w, "procage egress proxy: cannot tunnel", http.StatusInternalServerError)
+		return
+	}
+	client, brw, err := hj.Hijack()
+	if err != nil {
+		_ = up.Close()
+		rec.Err = err.Error()
+		return
+	}
+	defer client.Close()
+	defer up.Close()
+	if !p.hold(up) {
+		rec.Err = "proxy stopping"
+		return
+	}
+	defer p.untrack(up)
+	if !p.hold(client) {
+		rec.Err = "proxy stopping"
+		return
+	}
+	defer p.untrack(client)
+	_ = client.SetDeadline(time.Time{})
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
+		rec.Err = err.Error()
+		return
+	}
+	rec.Status = http.StatusOK
+	up2, down, err := p.splice(client, up, brw.Reader)
+	rec.Sent, rec.Received = up2, down
+	if err != nil {
+		rec.Err = err.Error()
+	}
+}
+
+// countReader counts a request body's bytes.
+type countReader struct {
+	r io.ReadCloser
+	n atomic.Int64
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+func (c *countReader) Close() error { return c.r.Close() }
+
+// countWriter counts a response body's bytes and keeps its status.
+type countWriter struct {
+	http.ResponseWriter
+	n      int64
+	status int
+}
+
+func (c *countWriter) WriteHeader(code int) {
+	if c.status == 0 || code >= 200 && c.status < 200 {
+		c.status = code
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach Flush.
+func (c *countWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+var discardLog = log.New(io.Discard, "", 0)

@@ -1,0 +1,529 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
+)
+
+// Resolver looks up a host's addresses; *net.Resolver is one. Tests inject
+// a map.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Dialer opens the upstream connection; *net.Dialer is one. The proxy
+// passes it an address literal it checked, never a name.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Config configures a [Proxy].
+type Config struct {
+	// Rules decide the hosts (required).
+	Rules *Rules
+	// Resolver resolves names; nil is net.DefaultResolver.
+	Resolver Resolver
+	// Dialer dials the checked addresses; nil is a net.Dialer.
+	Dialer Dialer
+	// IdleTimeout ends a connection (tunnel, keep-alive client or SOCKS
+	// session) with no traffic for this long; 0 is two minutes.
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds a client's first request (HTTP header or
+	// SOCKS negotiation), a name's resolution and the upstream dial;
+	// 0 is 30 seconds.
+	HandshakeTimeout time.Duration
+}
+
+// Proxy is one run's egress proxy: HTTP (absolute-form requests and
+// CONNECT) and SOCKS5 on one listener. Start it with [Start], end it with
+// [Proxy.Stop]; [Proxy.Records] then lists every request.
+type Proxy struct {
+	cfg     Config
+	ln      net.Listener
+	httpLn  *chanListener
+	srv     *http.Server
+	tr      *http.Transport
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool
+	conns   map[net.Conn]struct{}
+	records []Request
+	seq     int
+	stopErr error
+	stopped chan struct{}
+	once    sync.Once
+}
+
+// Start serves the proxy on ln, or, with ln nil, on a new listener on
+// 127.0.0.1 and a port the kernel picks. The proxy owns ln from now on:
+// Stop closes it. A listener made elsewhere (one a child created in its own
+// network namespace and passed over a Unix socket) serves the same way.
+func Start(cfg Config, ln net.Listener) (*Proxy, error) {
+	if cfg.Rules == nil {
+		return nil, errors.New("egress: Config.Rules is nil")
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.Dialer == nil {
+		cfg.Dialer = &net.Dialer{}
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 2 * time.Minute
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 30 * time.Second
+	}
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("egress: %w", err)
+		}
+	}
+	p := &Proxy{cfg: cfg, ln: ln, conns: map[net.Conn]struct{}{}, stopped: make(chan struct{})}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.httpLn = newChanListener(ln.Addr())
+	p.tr = &http.Transport{
+		DialContext:           p.dialChecked,
+		Proxy:                 nil, // never a proxy of the caller's environment
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       cfg.IdleTimeout,
+		ResponseHeaderTimeout: 0,
+		ForceAttemptHTTP2:     false,
+	}
+	p.srv = &http.Server{
+		Handler:           http.HandlerFunc(p.serveHTTP),
+		ReadHeaderTimeout: cfg.HandshakeTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return p.ctx },
+		ErrorLog:          discardLog,
+	}
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); p.acceptLoop() }()
+	go func() { defer p.wg.Done(); _ = p.srv.Serve(p.httpLn) }()
+	return p, nil
+}
+
+// Addr returns the address the proxy listens on.
+func (p *Proxy) Addr() netip.AddrPort {
+	if ta, ok := p.ln.Addr().(*net.TCPAddr); ok {
+		return ta.AddrPort()
+	}
+	ap, _ := netip.ParseAddrPort(p.ln.Addr().String())
+	return ap
+}
+
+// Port returns the port the proxy listens on.
+func (p *Proxy) Port() int { return int(p.Addr().Port()) }
+
+// Env returns the proxy variables for a child that reaches the proxy at
+// the address it listens on ([Env]).
+func (p *Proxy) Env() []string { return Env(p.Addr()) }
+
+// Stop closes the listener and every connection, waits for every
+// goroutine the proxy started and returns the listener's close error.
+// Calling it again returns the same.
+func (p *Proxy) Stop() error {
+	p.once.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		conns := make([]net.Conn, 0, len(p.conns))
+		for c := range p.conns {
+			conns = append(conns, c)
+		}
+		p.mu.Unlock()
+		p.stopErr = p.ln.Close()
+		if errors.Is(p.stopErr, net.ErrClosed) {
+			p.stopErr = nil
+		}
+		p.cancel()
+		p.httpLn.Close()
+		_ = p.srv.Close()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		p.wg.Wait()
+		p.tr.CloseIdleConnections()
+		close(p.stopped)
+	})
+	return p.stopErr
+}
+
+// Records returns every request so far, in the order they began; after
+// Stop, every request of the run.
+func (p *Proxy) Records() []Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := slices.Clone(p.records)
+	slices.SortStableFunc(out, func(a, b Request) int { return a.seq - b.seq })
+	return out
+}
+
+// track registers c to be closed by Stop and runs fn on a goroutine Stop
+// waits for; it reports false (and closes c) once Stop has begun.
+func (p *Proxy) track(c net.Conn, fn func()) bool {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		_ = c.Close()
+		return false
+	}
+	p.conns[c] = struct{}{}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		defer p.untrack(c)
+		fn()
+	}()
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	_ = c.Close()
+}
+
+// hold registers a connection the caller already runs on a tracked
+// goroutine (a hijacked one); release undoes it.
+func (p *Proxy) hold(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+// begin starts a record, numbered in the order requests began.
+func (p *Proxy) begin(proto Proto, method, host string, port int) *Request {
+	p.mu.Lock()
+	p.seq++
+	r := &Request{seq: p.seq, Start: time.Now(), Proto: proto, Method: method, Host: host, Port: port}
+	p.mu.Unlock()
+	return r
+}
+
+// finish stores a finished record.
+func (p *Proxy) finish(r *Request) {
+	r.Duration = time.Since(r.Start)
+	p.mu.Lock()
+	p.records = append(p.records, *r)
+	p.mu.Unlock()
+}
+
+func (p *Proxy) acceptLoop() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		p.track(c, func() { p.sniff(c) })
+	}
+}
+
+// sniff tells SOCKS5 (first byte 5, RFC 1928 section 3) from HTTP on one
+// listener: one port for the Seatbelt profile to allow and one listener
+// for a child in its own network namespace to hand over.
+func (p *Proxy) sniff(c net.Conn) {
+	_ = c.SetReadDeadline(time.Now().Add(p.cfg.HandshakeTimeout))
+	br := bufio.NewReader(c)
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == socksVersion {
+		p.serveSOCKS(c, br)
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	pc := &peekedConn{Conn: c, r: br, done: make(chan struct{})}
+	if !p.httpLn.push(pc) {
+		return
+	}
+	// The http.Server owns the connection now; this goroutine waits until
+	// the server closes it, so that Stop waits for it too.
+	select {
+	case <-pc.done:
+	case <-p.ctx.Done():
+	}
+}
+
+// peekedConn is a connection whose first bytes were read into r.
+type peekedConn struct {
+	net.Conn
+	r         *bufio.Reader
+	closeOnce sync.Once
+	done      chan struct{}
+}
+
+func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+func (c *peekedConn) Close() error {
+	err := c.Conn.Close()
+	c.closeOnce.Do(func() { close(c.done) })
+	return err
+}
+
+// chanListener hands the sniffed HTTP connections to an http.Server.
+type chanListener struct {
+	addr   net.Addr
+	ch     chan net.Conn
+	done   chan struct{}
+	closed sync.Once
+}
+
+func newChanListener(addr net.Addr) *chanListener {
+	return &chanListener{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *chanListener) push(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.closed.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }
+
+// decide applies the rules to host:port, resolving a name once; the
+// decision's addresses are the only ones the proxy dials for it.
+func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Decision) {
+	if port < 1 || port > 65535 {
+		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("port %d is not 1..65535", port)}
+	}
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		a = a.Unmap()
+		return a.String(), p.cfg.Rules.DecideAddr(a, port)
+	}
+	name, err := hostrule.NormalizeHost(host)
+	if err != nil {
+		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("%q is not a host name: %v", host, err)}
+	}
+	d := p.cfg.Rules.DecideName(name, port)
+	if d.Verdict != Allowed {
+		return name, d
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.HandshakeTimeout)
+	defer cancel()
+	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", name)
+	if err != nil || len(addrs) == 0 {
+		if err == nil {
+			err = errors.New("no address")
+		}
+		return name, Decision{Verdict: DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
+	}
+	return name, p.cfg.Rules.Filter(d, name, port, addrs)
+}
+
+// dial connects to the first of the decision's addresses that answers.
+func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port int) (net.Conn, netip.AddrPort, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.HandshakeTimeout)
+	defer cancel()
+	var errs []error
+	for _, a := range addrs {
+		ap := netip.AddrPortFrom(a, uint16(port))
+		c, err := p.cfg.Dialer.DialContext(ctx, "tcp", ap.String())
+		if err == nil {
+			return c, ap, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, netip.AddrPort{}, errors.Join(errs...)
+}
+
+type checkedKey struct{}
+
+// checked is what the HTTP transport may dial for one request.
+type checked struct {
+	hostport string
+	addrs    []netip.Addr
+	port     int
+}
+
+// dialChecked is the transport's dialer: it dials only the addresses the
+// request's decision allowed, for the host:port it decided on.
+func (p *Proxy) dialChecked(ctx context.Context, network, addr string) (net.Conn, error) {
+	ck, ok := ctx.Value(checkedKey{}).(*checked)
+	if !ok || ck.hostport != addr {
+		return nil, fmt.Errorf("egress: dial of unchecked address %s", addr)
+	}
+	c, ap, err := p.dial(ctx, ck.addrs, ck.port)
+	if err != nil {
+		return nil, err
+	}
+	return &dialedConn{Conn: c, addr: ap}, nil
+}
+
+// dialedConn is an upstream connection of the HTTP transport with the
+// checked address it was dialed at, for the record.
+type dialedConn struct {
+	net.Conn
+	addr netip.AddrPort
+}
+
+// splitHostPort splits an authority, with def for a missing port.
+func splitHostPort(hostport string, def int) (string, int, error) {
+	host, ps, err := net.SplitHostPort(hostport)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) && strings.Contains(ae.Err, "missing port") && def != 0 {
+			return strings.Trim(hostport, "[]"), def, nil
+		}
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(ps)
+	if err != nil || n < 1 || n > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", ps)
+	}
+	return host, n, nil
+}
+
+// splice copies both ways until either side ends or both stay idle for
+// the idle timeout, and returns the bytes sent up and received.
+func (p *Proxy) splice(client, upstream net.Conn, clientBuf io.Reader) (up, down int64, err error) {
+	var last activity
+	last.touch()
+	end := func() {
+		last.end()
+		_ = client.SetReadDeadline(time.Now())
+		_ = upstream.SetReadDeadline(time.Now())
+	}
+	type res struct {
+		n   int64
+		err error
+	}
+	upc, downc := make(chan res, 1), make(chan res, 1)
+	go func() {
+		n, err := p.copyIdle(upstream, client, clientBuf, &last)
+		closeWrite(upstream)
+		upc <- res{n, err}
+	}()
+	go func() {
+		n, err := p.copyIdle(client, upstream, upstream, &last)
+		closeWrite(client)
+		downc <- res{n, err}
+	}()
+	var u, d res
+	select {
+	case u = <-upc:
+		if u.err != nil {
+			end() // a failed direction ends the tunnel
+		}
+		d = <-downc
+	case d = <-downc:
+		if d.err != nil {
+			end()
+		}
+		u = <-upc
+	}
+	return u.n, d.n, errors.Join(u.err, d.err)
+}
+
+// activity is the time of a tunnel's last byte either way.
+type activity struct {
+	mu    sync.Mutex
+	t     time.Time
+	ended bool
+}
+
+func (a *activity) end() { a.mu.Lock(); a.ended = true; a.mu.Unlock() }
+
+// idle reports whether the copy should end after a read timeout.
+func (a *activity) idle(limit time.Duration) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ended || time.Since(a.t) >= limit
+}
+
+func (a *activity) touch() { a.mu.Lock(); a.t = time.Now(); a.mu.Unlock() }
+
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
+
+// copyIdle copies src to dst, refreshing src's read deadline; a timeout
+// ends the copy only when neither direction moved for the idle timeout.
+func (p *Proxy) copyIdle(dst io.Writer, srcConn readDeadliner, src io.Reader, last *activity) (int64, error) {
+	buf := make([]byte, 32*1024)
+	var n int64
+	for {
+		_ = srcConn.SetReadDeadline(time.Now().Add(p.cfg.IdleTimeout))
+		k, rerr := src.Read(buf)
+		if k > 0 {
+			last.touch()
+			w, werr := dst.Write(buf[:k])
+			n += int64(w)
+			if werr != nil {
+				return n, werr
+			}
+		}
+		if rerr == nil {
+			continue
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		var ne net.Error
+		if errors.As(rerr, &ne) && ne.Timeout() && p.ctx.Err() == nil {
+			if !last.idle(p.cfg.IdleTimeout) {
+				continue
+			}
+			last.mu.Lock()
+			ended := last.ended
+			last.mu.Unlock()
+			if ended {
+				return n, nil
+			}
+			return n, fmt.Errorf("idle for %v", p.cfg.IdleTimeout)
+		}
+		if errors.Is(rerr, net.ErrClosed) || p.ctx.Err() != nil {
+			return n, nil
+		}
+		return n, rerr
+	}
+}
+
+// closeWrite half-closes c where it can, so the peer sees EOF.
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+		return
+	}
+	_ = c.Close()
+}
