@@ -112,15 +112,15 @@ func FindGitDirs(root string) (dirs []string, truncated bool) {
 		if d.Name() == ".git" {
 			dirs = append(dirs, p)
 			if d.IsDir() {
-				// Its worktrees/*/ and modules/*/ git dirs.
-				for _, sub := range []string{"worktrees", "modules"} {
-					es, _ := os.ReadDir(filepath.Join(p, sub))
-					for _, e := range es {
-						if e.IsDir() {
-							dirs = append(dirs, filepath.Join(p, sub, e.Name()))
-						}
+				// Its worktrees/*/ git dirs, and its submodules' beneath
+				// modules/ (gitsubmodules(7)).
+				es, _ := os.ReadDir(filepath.Join(p, "worktrees"))
+				for _, e := range es {
+					if e.IsDir() {
+						dirs = append(dirs, filepath.Join(p, "worktrees", e.Name()))
 					}
 				}
+				dirs = moduleDirs(filepath.Join(p, "modules"), dirs, 0)
 				return filepath.SkipDir
 			}
 			return nil
@@ -134,6 +134,36 @@ func FindGitDirs(root string) (dirs []string, truncated bool) {
 		return nil
 	})
 	return dirs, truncated
+}
+
+// maxModuleDepth bounds the directory levels moduleDirs descends.
+const maxModuleDepth = 32
+
+// moduleDirs appends the submodule git directories beneath modules (a
+// .git/modules or a submodule's own modules directory). A submodule's git
+// directory is modules/<name>, and its name is its path by default, so a
+// name can hold slashes ("third_party/sm" is modules/third_party/sm); a
+// nested submodule's is beneath its parent's modules/ (gitsubmodules(7)).
+// A directory with a HEAD is a git directory; any other is a part of a
+// name, and is pinned too (it is an ancestor).
+func moduleDirs(modules string, dirs []string, depth int) []string {
+	if depth > maxModuleDepth {
+		return dirs
+	}
+	es, _ := os.ReadDir(modules)
+	for _, e := range es {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(modules, e.Name())
+		dirs = append(dirs, p)
+		if _, err := os.Lstat(filepath.Join(p, "HEAD")); err == nil {
+			dirs = moduleDirs(filepath.Join(p, "modules"), dirs, depth+1)
+		} else {
+			dirs = moduleDirs(p, dirs, depth+1)
+		}
+	}
+	return dirs
 }
 
 // nsBuilder prepares the calls; every word the child writes (fd slots,
@@ -258,6 +288,8 @@ var ErrCannotProtect = errors.New("a protected git name is a symbolic link, whic
 //     mountpoint cannot be renamed: EBUSY), then its existing payload
 //     ([GitPayload]) bound read-only; a .git file (a gitdir link) is bound
 //     read-only itself;
+//   - each trust-handoff path a protect mount names that exists inside a
+//     writable tree bound read-only, its ancestors below the tree pinned;
 //   - each protected store a mount names that exists: an empty read-only
 //     tmpfs over a directory, /dev/null read-only over a file;
 //   - chdir(Dir) again.
@@ -373,6 +405,31 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		}
 	}
 
+	// Trust-handoff files and trees inside the writable trees (startup
+	// files): each that exists read-only, its ancestors below the tree
+	// pinned so it cannot be renamed away with them.
+	for _, m := range ns.Mounts {
+		if m.Kind != linux.MountProtect {
+			continue
+		}
+		w := treeOf(m.Path, writable)
+		st, ok := lstat(m.Path)
+		if w == "" || !ok || throughLink(m.Path, m.Kind, ns.Mounts) {
+			continue
+		}
+		var chain []string
+		for d := path.Dir(m.Path); d != w && within(d, w); d = path.Dir(d) {
+			chain = append(chain, d)
+		}
+		slices.Reverse(chain)
+		for _, d := range chain {
+			pin(d)
+		}
+		fd := b.open(m.Path, st)
+		b.bind("read-only "+m.Path, fd, true, mountAttrRdonly, 0)
+		b.close(m.Path, fd)
+	}
+
 	// Protected stores: an empty read-only mount over each that exists.
 	var nullSt *unix.Stat_t
 	for _, m := range ns.Mounts {
@@ -380,7 +437,7 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 			continue
 		}
 		st, ok := lstat(m.Path)
-		if !ok {
+		if !ok || throughLink(m.Path, m.Kind, ns.Mounts) {
 			continue
 		}
 		target := b.open(m.Path, st)
@@ -428,6 +485,20 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 	}
 	c.keep = append(c.keep, b.keep)
 	return c, nil
+}
+
+// throughLink reports whether the existing p is reached through a
+// symbolic link in one of its parents while the spelling the link leads
+// to has a mount of the same kind too (profile.Protected.Places lists
+// both): that one covers what p names, and p itself cannot be opened
+// without following the link. Otherwise p is kept and the child's
+// openat2 fails the spawn (ELOOP): never a store left uncovered.
+func throughLink(p string, kind linux.MountKind, ms []linux.Mount) bool {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil || r == p {
+		return false
+	}
+	return slices.ContainsFunc(ms, func(m linux.Mount) bool { return m.Kind == kind && m.Path == r })
 }
 
 // treeOf returns the innermost writable tree holding p, or "".

@@ -51,7 +51,7 @@ const (
 	// beneath it stay read-only, a host read-only mount stays so).
 	MountWritable MountKind = "writable"
 	// MountGit: in a writable tree, each existing .git directory (and
-	// worktrees/*/, modules/*/) and its ancestors are pinned by a
+	// worktrees/*/, submodules beneath modules/) and its ancestors are pinned by a
 	// read-write self-bind (a mountpoint cannot be renamed), and the
 	// existing payload (config, config.worktree, commondir, hooks/,
 	// info/attributes) is bound read-only.
