@@ -294,6 +294,7 @@ var ErrCannotProtect = errors.New("a protected git name is a symbolic link, whic
 //     tmpfs over a directory, /dev/null read-only over a file;
 //   - chdir(Dir) again.
 func NamespaceCalls(ns *Namespace) (*Calls, error) {
+	ns.Mounts = expandPrefixes(ns.Mounts)
 	c := &Calls{names: map[forkexec.Step][]string{}}
 	b := &nsBuilder{c: c, empty: &[]byte{0}[0]}
 	flags := uintptr(unix.CLONE_NEWNS)
@@ -493,6 +494,30 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 // both): that one covers what p names, and p itself cannot be opened
 // without following the link. Otherwise p is kept and the child's
 // openat2 fails the spawn (ELOOP): never a store left uncovered.
+// expandPrefixes replaces each prefix mount by one mount per name that
+// exists now in its directory and begins with its last element (in any
+// letter case, as the hard-deny table matches names).
+func expandPrefixes(ms []linux.Mount) []linux.Mount {
+	var out []linux.Mount
+	for _, m := range ms {
+		if !m.Prefix {
+			out = append(out, m)
+			continue
+		}
+		dir, base := path.Split(m.Path)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue // no directory, no name to cover
+		}
+		for _, e := range ents {
+			if n := e.Name(); len(n) >= len(base) && strings.EqualFold(n[:len(base)], base) {
+				out = append(out, linux.Mount{Kind: m.Kind, Path: path.Join(dir, n), Why: m.Why})
+			}
+		}
+	}
+	return out
+}
+
 func throughLink(p string, kind linux.MountKind, ms []linux.Mount) bool {
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil || r == p {

@@ -435,11 +435,11 @@ const rootXattr = "setxattr lsetxattr fsetxattr setxattrat removexattr lremovexa
 // processes of the user beyond what Landlock scopes.
 //
 // At tier T1 everything but the writable trees is on a read-only mount, so
-// a mode, owner or time change outside them fails with EROFS: root's
-// blanket refusal of chmod and chown goes, and only what a read-only mount
-// does not stop inside a writable tree stays refused for root: extended
-// attributes (a security.capability attribute is a file capability the
-// host honours) and inode flags. Set-ID bits stay refused in every cage.
+// a mode, owner or time change outside them fails with EROFS; root's
+// refusal of chmod, chown and xattrs stays all the same, because the files
+// the caller hands over (stdio, a terminal) sit on the host's mounts and
+// /proc/self/fd/N reaches them by path: chmod 000 /dev/null would reach
+// every process on the host. Set-ID bits stay refused in every cage.
 func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
@@ -474,11 +474,11 @@ func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) 
 	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
 		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
 	if root {
-		names, why := rootMetadata, "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"
+		why := "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"
 		if tier == TierT1 {
-			names, why = rootXattr, "root at T1: a read-only mount stops these outside the writable trees only; inside them a security.capability attribute would be a file capability the host honours"
+			why = "root at T1: files the caller hands over (stdio, a terminal) are on the host's mounts, reached by /proc/self/fd"
 		}
-		for _, n := range strings.Fields(names) {
+		for _, n := range strings.Fields(rootMetadata) {
 			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM, Why: why})
 		}
 		rules = append(rules, SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: inodeFlagIoctls}}, Errno: EPERM,

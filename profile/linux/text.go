@@ -75,9 +75,10 @@ type planJSON struct {
 }
 
 type mountJSON struct {
-	Kind MountKind `json:"kind"`
-	Path string    `json:"path"`
-	Why  string    `json:"why"`
+	Kind   MountKind `json:"kind"`
+	Path   string    `json:"path"`
+	Why    string    `json:"why"`
+	Prefix bool      `json:"prefix,omitempty"`
 }
 
 type ruleJSON struct {

@@ -70,6 +70,10 @@ type Mount struct {
 	Path string
 	// Why says what the mount is for.
 	Why string `json:",omitempty"`
+	// Prefix: the mount is made over every name in Path's directory that
+	// begins with Path's last element (~/.gitconfig, ~/.gitconfig-work),
+	// as each exists when the run starts.
+	Prefix bool `json:",omitempty"`
 }
 
 // MountProtect: a trust-handoff file or tree (a shell startup file, say)
@@ -97,7 +101,7 @@ func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
 	ms := []Mount{{Kind: MountReadOnly, Path: "/", Why: "everything the plan does not grant write is read-only: mode, owner and time changes there fail with EROFS"}}
 	seen := map[Mount]bool{}
 	add := func(m Mount) {
-		k := Mount{Kind: m.Kind, Path: m.Path}
+		k := Mount{Kind: m.Kind, Path: m.Path, Prefix: m.Prefix}
 		if !seen[k] {
 			seen[k] = true
 			ms = append(ms, m)
@@ -114,15 +118,15 @@ func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
 				add(Mount{Kind: MountGit, Path: r.Path, Why: "each existing .git pinned (a mountpoint cannot be renamed), its config, hooks, commondir and info/attributes read-only"})
 			}
 			for _, e := range hd.entries {
-				if e.Class == profile.TrustHandoff && e.Path != "" && !e.Prefix && (e.Path == r.Path || tree && e.Inside(r.Path)) {
-					add(Mount{Kind: MountProtect, Path: e.Path, Why: "a trust-handoff path, if it exists: read-only, its ancestors pinned"})
+				if e.Class == profile.TrustHandoff && e.Path != "" && (e.Path == r.Path || tree && e.Inside(r.Path)) {
+					add(Mount{Kind: MountProtect, Path: e.Path, Prefix: e.Prefix, Why: prefixed(e.Prefix, "a trust-handoff path, if it exists: read-only, its ancestors pinned")})
 				}
 			}
 		}
 		if r.Access&FSReadFile != 0 && tree {
 			for _, e := range hd.entries {
-				if e.Class == profile.Secrets && e.Path != "" && !e.Prefix && e.Inside(r.Path) {
-					add(Mount{Kind: MountHide, Path: e.Path, Why: "a protected store, if it exists: covered by an empty read-only mount"})
+				if e.Class == profile.Secrets && e.Path != "" && e.Inside(r.Path) {
+					add(Mount{Kind: MountHide, Path: e.Path, Prefix: e.Prefix, Why: prefixed(e.Prefix, "a protected store, if it exists: covered by an empty read-only mount")})
 				}
 			}
 		}
@@ -134,6 +138,14 @@ func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
 		return strings.Compare(a.Path, b.Path)
 	})
 	return ms
+}
+
+// prefixed says a prefix mount's why for every name it covers.
+func prefixed(prefix bool, why string) string {
+	if prefix {
+		return "every name beginning with this one: " + why
+	}
+	return why
 }
 
 // t1Parts narrows a rule's hard-deny gap parts to what T1's mounts leave
