@@ -108,7 +108,7 @@ func (s *seatbeltBackend) child(sp *spawnSpec) (*childSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := s.plan.code(sp.target, sp.marker, sp.temp)
+	code, err := s.plan.code(sp.target, sp.marker, sp.temp, sp.proxyPort)
 	if err != nil {
 		return nil, err
 	}
@@ -315,18 +315,6 @@ var probeMarker = cachedVerdict(func() error {
 	_ = cmd.Wait()
 	return markerVerdict(build, md, sd, qerr)
 })
-
-// code returns the bytecode for one spawn: the cached compile, or a
-// compile binding this spawn's parameters (the compiler consumes them).
-func (p *seatbeltPlan) code(target, marker, temp string) ([]byte, error) {
-	if len(p.plan.Params) == 0 {
-		if len(p.bytecode) == 0 {
-			return nil, errors.New("cage: no compiled profile")
-		}
-		return p.bytecode, nil
-	}
-	return p.compile(p.spawnParams(target, marker, temp))
-}
 
 // extensionClass is the sandbox extension class a grant is issued under.
 func (g grant) extensionClass() string {

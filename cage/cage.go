@@ -56,9 +56,9 @@ type Cage struct {
 //     it compiles the profile once and caches the bytecode (a profile
 //     libsandbox rejects is refused, [ErrProfileRejected]); a forking or
 //     ExecTargetOnly policy, or a private temporary directory, binds
-//     per-spawn parameters, so it is compiled
-//     on each spawn instead (the first compile happens here, to report
-//     errors early).
+//     per-spawn parameters, and a proxy-mode policy names its run's proxy
+//     port, so it is compiled on each spawn instead (the first compile
+//     happens here, with placeholders, to report errors early).
 //
 // A cage for another OS's backend does steps 2 and 3 only, so a plan can
 // be inspected anywhere; spawning from it fails with an [*UnsupportedError].
@@ -291,7 +291,10 @@ func (c *Cage) resolve() error {
 
 // Plan returns the plan text of the cage's backend. For macOS it is the
 // Seatbelt profile the child applies; for a forking policy the run marker
-// appears there as (param "PROCAGE_RUN_MARKER"), bound per spawn. For
+// appears there as (param "PROCAGE_RUN_MARKER"), bound per spawn, and for
+// a proxy-mode policy the proxy's address as "localhost:1"
+// (seatbelt.PlaceholderProxyPort), which each spawn's profile replaces
+// with its run's port. For
 // Linux it is the Landlock ruleset and seccomp rules.
 func (c *Cage) Plan() string { return c.planned.text() }
 

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/procage-go/procage/internal/egress"
 	"github.com/procage-go/procage/pathresolve"
-	"github.com/procage-go/procage/profile"
 )
 
 // Grant binds a path to one spawn: on macOS as a sandbox extension the
@@ -195,12 +193,6 @@ func (cmd *Cmd) start() error {
 	}
 	if cmd.Path == "" {
 		return errors.New("cage: no command")
-	}
-	if mode, _ := cmd.cage.policy.Network(); mode == profile.NetworkProxy && cmd.cage.cfg.backend != BackendLinux {
-		// The Seatbelt profile names the proxy's port, which the darwin
-		// backend does not yet lower per spawn: refused, never run
-		// without the network it was promised or with more.
-		return &UnsupportedError{OSBuild: runtime.GOOS, What: "network proxy mode (AllowHosts): the macOS backend does not lower the proxy's port per spawn yet"}
 	}
 	path, err := cmd.absPath()
 	if err != nil {

@@ -144,6 +144,40 @@
 // refuses setsid and setpgid), so the run ends by killing the group.
 // docs/linux-backend.md maps each policy part to Landlock and seccomp.
 //
+// # Network by host name
+//
+// A policy naming hosts ([profile.AllowHosts]: mode [profile.NetworkProxy])
+// gives each run an egress proxy of its own in the caller's process: Start
+// starts it on a port of 127.0.0.1, gives the child HTTP_PROXY,
+// HTTPS_PROXY, ALL_PROXY (socks5h) and NO_PROXY in both cases, and
+// confines the child to that port; Wait stops it, and [Cmd.NetLog] is the
+// run's record (host, port, method, verdict and rule, bytes each way). A
+// refused request gets HTTP 403 (or a SOCKS5 refusal) naming the host and
+// the flag that would allow it. One proxy per run, not per cage: its
+// record is the run's, and concurrent runs of one cage neither share nor
+// reach each other's proxy. On macOS each spawn's profile is lowered and
+// compiled with its run's port ((remote tcp "localhost:PORT"); [Cage.Plan]
+// names port 1 in its place). On Linux today Landlock allows the proxy's
+// port on any address, so the gap [profile.GapProxyDirect] must be
+// accepted; the example runs there at tier T2 with it accepted, and on
+// macOS as written (a Mac has no gaps):
+//
+//	policy, err := profile.New(profile.BaseV1, profile.AllowHosts("github.com"))
+//	if err != nil {
+//		return err
+//	}
+//	c, err := cage.New(policy, cage.AcceptGaps(profile.GapProxyDirect), cage.WithLinuxTier(cage.TierT2))
+//	if err != nil {
+//		return err
+//	}
+//	cmd := c.Command(ctx, "/usr/bin/curl", "-sS", "http://example.com/")
+//	out, err := cmd.Output() // procage egress proxy: example.com:80 refused: ...; allow it with --allow-host example.com
+//	log := cmd.NetLog()      // one record: denied GET example.com:80: no rule allows host example.com on port 80
+//
+// Clients that ignore the proxy variables (Node's fetch, Bun, Java's
+// HttpClient) connect directly, which the cage refuses: they reach
+// nothing.
+//
 // # Errors
 //
 // Three types and a few sentinels cover every refusal:

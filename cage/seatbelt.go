@@ -22,11 +22,22 @@ type compiler interface {
 // seatbeltPlan is the macOS backend's plan: the lowered profile and, where
 // a compiler exists (libsandbox on macOS, a test's fake elsewhere), the
 // compiled bytecode of a profile without per-spawn parameters.
+//
+// A proxy-mode policy's profile names the run's proxy port, chosen when
+// the run starts: plan is then lowered with seatbelt.PlaceholderProxyPort,
+// for Plan to show and New to check, and each spawn lowers the policy
+// again with its run's port (lowerFor) and compiles that.
 type seatbeltPlan struct {
 	plan     *seatbelt.Plan
 	txt      string
 	comp     compiler // nil: plan only
 	bytecode []byte   // cached compile of a profile without parameters
+
+	// proxy mode only: what each spawn lowers again.
+	proxy  bool
+	policy profile.Policy
+	env    profile.Env
+	limit  int
 }
 
 func (p *seatbeltPlan) kind() Backend { return BackendMacOS }
@@ -35,29 +46,79 @@ func (p *seatbeltPlan) rules() int    { return p.plan.NumRules() }
 
 // planSeatbelt lowers the policy to a Seatbelt profile and, with a
 // compiler, compiles it once: a profile with per-spawn parameters (a
-// forking or ExecTargetOnly policy) is compiled here with placeholder
-// values only to report a rejected profile from New rather than from each
-// spawn.
+// forking or ExecTargetOnly policy, a private temporary directory) or a
+// proxy port is compiled here with placeholder values only to report a
+// rejected profile from New rather than from each spawn.
 func planSeatbelt(policy profile.Policy, env profile.Env, limit int, comp compiler) (*seatbeltPlan, error) {
+	proxy := false
+	if mode, _ := policy.Network(); mode == profile.NetworkProxy {
+		proxy = true
+		env.ProxyPort = seatbelt.PlaceholderProxyPort
+	}
+	plan, err := lowerSeatbelt(policy, env, limit)
+	if err != nil {
+		return nil, err
+	}
+	p := &seatbeltPlan{plan: plan, txt: plan.Text(), comp: comp, proxy: proxy}
+	if proxy {
+		p.policy, p.env, p.limit = policy, env, limit
+	}
+	if comp == nil {
+		return p, nil
+	}
+	code, err := p.compile(p.txt, p.spawnParams("/usr/bin/true", "org.procage.check.run", "/private/tmp/procage-run-check"))
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Params) == 0 && !proxy {
+		p.bytecode = code
+	}
+	return p, nil
+}
+
+func lowerSeatbelt(policy profile.Policy, env profile.Env, limit int) (*seatbelt.Plan, error) {
 	plan, err := seatbelt.LowerLimit(policy, env, limit)
 	if le, ok := errors.AsType[*seatbelt.LimitError](err); ok {
 		return nil, &PolicyError{Kind: ErrTooManyRules, Err: le}
 	}
+	return plan, err
+}
+
+// lowerFor returns the profile text of one spawn: the plan's, or for a
+// proxy-mode policy the policy lowered again with the run's proxy port.
+// A proxy-mode spawn without a port is refused: the placeholder profile
+// is never applied.
+func (p *seatbeltPlan) lowerFor(proxyPort int) (string, error) {
+	if !p.proxy {
+		return p.txt, nil
+	}
+	if proxyPort == 0 {
+		return "", errors.New("cage: BUG: a proxy-mode spawn without its run's proxy")
+	}
+	env := p.env
+	env.ProxyPort = proxyPort
+	plan, err := lowerSeatbelt(p.policy, env, p.limit)
+	if err != nil {
+		return "", err
+	}
+	return plan.Text(), nil
+}
+
+// code returns the bytecode for one spawn: the cached compile, or a
+// compile binding this spawn's parameters (the compiler consumes them)
+// and, in proxy mode, naming its run's proxy port.
+func (p *seatbeltPlan) code(target, marker, temp string, proxyPort int) ([]byte, error) {
+	if len(p.plan.Params) == 0 && !p.proxy {
+		if len(p.bytecode) == 0 {
+			return nil, errors.New("cage: no compiled profile")
+		}
+		return p.bytecode, nil
+	}
+	txt, err := p.lowerFor(proxyPort)
 	if err != nil {
 		return nil, err
 	}
-	p := &seatbeltPlan{plan: plan, txt: plan.Text(), comp: comp}
-	if comp == nil {
-		return p, nil
-	}
-	code, err := p.compile(p.spawnParams("/usr/bin/true", "org.procage.check.run", "/private/tmp/procage-run-check"))
-	if err != nil {
-		return nil, err
-	}
-	if len(plan.Params) == 0 {
-		p.bytecode = code
-	}
-	return p, nil
+	return p.compile(txt, p.spawnParams(target, marker, temp))
 }
 
 // spawnParams binds the plan's per-spawn parameters: the run prefix and
@@ -84,8 +145,8 @@ func (p *seatbeltPlan) spawnParams(target, marker, temp string) []libsandbox.Par
 }
 
 // compile runs the compiler and maps a rejection to a *PolicyError (ErrProfileRejected).
-func (p *seatbeltPlan) compile(params []libsandbox.Param) ([]byte, error) {
-	code, err := p.comp.Compile(p.txt, params)
+func (p *seatbeltPlan) compile(txt string, params []libsandbox.Param) ([]byte, error) {
+	code, err := p.comp.Compile(txt, params)
 	if err != nil {
 		if ce, ok := errors.AsType[*libsandbox.CompileError](err); ok {
 			return nil, &PolicyError{Kind: ErrProfileRejected, Err: errors.New("libsandbox rejected the profile: " + ce.Message)}

@@ -213,8 +213,14 @@ func writePlanJSON(stdout io.Writer, c *cage.Cage, b *backend, refused []profile
 		Params   []string  `json:"params"`
 		Rules    int       `json:"rules"`
 		Refused  []string  `json:"refused_gaps,omitempty"`
-		Profile  string    `json:"profile"`
+		// The port a proxy-mode Seatbelt profile names until each spawn
+		// names its run's.
+		ProxyPlaceholder int    `json:"proxy_port_placeholder,omitempty"`
+		Profile          string `json:"profile"`
 	}{Backend: b.name, Home: c.Home(), Policy: c.Policy(), Rewrites: []rewrite{}, Params: append([]string{}, plan.Params...), Rules: plan.NumRules(), Refused: gapList(refused), Profile: c.Plan()}
+	if mode, _ := c.Policy().Network(); mode == profile.NetworkProxy && c.SeatbeltPlan() != nil {
+		out.ProxyPlaceholder = seatbelt.PlaceholderProxyPort
+	}
 	for _, r := range c.Rewrites() {
 		out.Rewrites = append(out.Rewrites, rewrite{From: r.From, To: r.To, Reason: r.Reason.String(), Via: r.Via})
 	}
@@ -248,11 +254,26 @@ func planText(c *cage.Cage, b *backend, refused []profile.GapPart) string {
 			fmt.Fprintf(&out, "; parameter bound per spawn: %s\n", plantext.Word(p))
 		}
 	}
+	if note := proxyNote(c); note != "" {
+		fmt.Fprintf(&out, "%s %s\n", comment, plantext.Text(note))
+	}
 	for _, g := range gapList(refused) {
 		fmt.Fprintf(&out, "%s procage run refuses this plan: gap %s not accepted (--accept-gap %s accepts it)\n", comment, plantext.Word(g), plantext.Word(g))
 	}
 	out.WriteString(c.Plan())
 	return out.String()
+}
+
+// proxyNote says, for a proxy-mode plan, that the proxy's port is chosen
+// per run; "" for another network mode.
+func proxyNote(c *cage.Cage) string {
+	if mode, _ := c.Policy().Network(); mode != profile.NetworkProxy {
+		return ""
+	}
+	if c.SeatbeltPlan() != nil {
+		return fmt.Sprintf("egress proxy: its port is chosen when each run starts; this plan names localhost:%d in its place, each spawn's profile the run's port", seatbelt.PlaceholderProxyPort)
+	}
+	return "egress proxy: its port is chosen when each run starts, the only TCP port the child may connect to"
 }
 
 // gapList names the gaps of parts, once each, in report order.

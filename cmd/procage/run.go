@@ -52,8 +52,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 	fs.Var(&envAllow, "env-allow", "pass the command only the variable `NAME` of procage's environment and those other --env-allow flags name (repeatable; default: every variable but secret-looking ones)")
 	fs.Var(&timeout, "timeout", "end the run (every process of it) after `DURATION`, such as 90s, 5m or 1h30m, and exit 124, as timeout(1) does")
 	netLog := fs.Bool("net-log", false, "with --allow-host, print each request of the run's egress proxy to stderr when the run ends (procage run: net: allowed GET github.com:443 by github.com ...)")
+	netJSON := fs.Bool("json", false, "with --net-log, print the record as one line of JSON on stderr ({\"net_log\": [...]}, docs/policy.md) instead of text")
 	if err := fs.parse(args); err != nil {
 		return exitFailure, err
+	}
+	if *netJSON && !*netLog {
+		return exitFailure, usagef("--json prints the --net-log record: add --net-log")
 	}
 	if fs.NArg() == 0 {
 		return exitFailure, usagef("missing COMMAND (procage run [flags] -- COMMAND [ARG...])")
@@ -121,7 +125,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 	// editor killed mid-run); the caller's shell should not inherit that.
 	defer restoreTerminal(os.Stdin)()
 	err = cmd.Run()
-	if *netLog {
+	switch {
+	case *netJSON:
+		if jerr := writeNetLogJSON(stderr, cmd.NetLog()); jerr != nil && err == nil {
+			err = jerr
+		}
+	case *netLog:
 		for _, r := range cmd.NetLog() {
 			fmt.Fprintf(stderr, "procage run: net: %s\n", r)
 		}

@@ -59,6 +59,14 @@ var RootLinks = []string{"/etc", "/tmp", "/var"}
 // names it, so such a policy is lowered when the run's proxy has started.
 var ErrProxyPort = errors.New("seatbelt: network proxy mode needs the proxy's port (profile.Env.ProxyPort, 1..65535)")
 
+// PlaceholderProxyPort is the port to lower a NetworkProxy policy with
+// before its run, for a plan to show and check (procage plan, cage.New):
+// the run's proxy chooses its port when the run starts, and each spawn
+// lowers the policy again with it. Port 1 (tcpmux, RFC 1078) is served
+// nowhere in practice, so a placeholder profile applied as printed
+// reaches no proxy and nothing else.
+const PlaceholderProxyPort = 1
+
 // Plan is a lowered policy: the profile and what must be bound per spawn.
 type Plan struct {
 	Profile *sbpl.Profile

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +79,46 @@ func TestNetworkProxyNeedsPort(t *testing.T) {
 	for _, port := range []int{0, -1, 65536} {
 		if plan, err := seatbelt.Lower(p, profile.Env{Home: "/Users/me", ProxyPort: port}); err == nil {
 			t.Errorf("port %d lowered:\n%s", port, plan.Text())
+		}
+	}
+}
+
+// TestNetworkProxyPerSpawn: the profiles a cage compiles per spawn (the
+// policy lowered again with each run's proxy port, beside the per-spawn
+// parameters of a forking run with a private temporary directory) each
+// reach their own run's proxy port and no other: not another run's, not
+// the placeholder a plan shows (seatbelt.PlaceholderProxyPort), not the
+// next port, under every reading of Seatbelt's precedence the simulator
+// has. The placeholder profile reaches only the placeholder port.
+func TestNetworkProxyPerSpawn(t *testing.T) {
+	p := mustPolicy(t, profile.AllowHosts("github.com"), profile.Fork(), profile.Read("/Users/me/project"))
+	ports := []int{seatbelt.PlaceholderProxyPort, 41234, 50001}
+	for _, port := range ports {
+		env := profile.Env{Home: "/Users/me", ProxyPort: port, PrivateTemp: true}
+		plan, err := seatbelt.Lower(p, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(plan.Params, seatbelt.ParamRunMarker) || !slices.Contains(plan.Params, seatbelt.ParamPrivateTemp) {
+			t.Fatalf("port %d: params %v", port, plan.Params)
+		}
+		for _, other := range append(ports, port+1, 443, 8080) {
+			for _, addr := range []string{"127.0.0.1", "[::1]"} {
+				a := Access{Op: "network-outbound", Addr: fmt.Sprintf("%s:%d", addr, other)}
+				want := other == port
+				for _, v := range Variants() {
+					d, err := v.Decide(plan.Profile, a)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d.Allowed != want {
+						t.Errorf("spawn with port %d, variant %v: %s allowed=%v (%s), want %v", port, v, a.Addr, d.Allowed, d.Text, want)
+					}
+				}
+				if err := checkCase(p, env, plan, a); err != nil {
+					t.Error(err)
+				}
+			}
 		}
 	}
 }
