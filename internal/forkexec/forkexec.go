@@ -16,28 +16,32 @@ type Step uint32
 // descriptor shuffle fail (it dup2s onto numbers above every caller's fd);
 // the spec's order — session and limits before the profile — is unchanged.
 const (
-	StepSession Step = iota + 1 // setsid, or setpgid(0, 0) with Attr.ProcessGroup
-	StepStdio                   // dup2 Attr.Files onto 0..n-1
-	StepDir                     // chdir(Attr.Dir)
-	StepRlimit                  // Attr.Rlimits, then the RLIMIT_NOFILE restore
-	StepApply                   // apply the compiled profile (Calls only)
-	StepConfirm                 // confirm the child is sandboxed (Calls only)
-	StepConsume                 // consume grant tokens (Calls only)
-	StepCloexec                 // mark every descriptor >= len(Files) close-on-exec
-	StepExec                    // execve(Attr.Path)
+	StepSession   Step = iota + 1 // setsid, or setpgid(0, 0) with Attr.ProcessGroup
+	StepStdio                     // dup2 Attr.Files onto 0..n-1
+	StepDir                       // chdir(Attr.Dir)
+	StepRlimit                    // Attr.Rlimits, then the RLIMIT_NOFILE restore
+	StepNamespace                 // unshare Attr.Namespaces but CLONE_NEWPID (Linux), then Calls
+	StepPID                       // Linux, CLONE_NEWPID: fork pid 1 and the target, mount /proc
+	StepApply                     // apply the compiled profile (Calls only)
+	StepConfirm                   // confirm the child is sandboxed (Calls only)
+	StepConsume                   // consume grant tokens (Calls only)
+	StepCloexec                   // mark every descriptor >= len(Files) close-on-exec
+	StepExec                      // execve(Attr.Path)
 	stepEnd
 )
 
 var stepNames = [...]string{
-	StepSession: "session",
-	StepStdio:   "stdio",
-	StepDir:     "chdir",
-	StepRlimit:  "rlimit",
-	StepApply:   "apply",
-	StepConfirm: "confirm",
-	StepConsume: "consume",
-	StepCloexec: "cloexec",
-	StepExec:    "exec",
+	StepSession:   "session",
+	StepStdio:     "stdio",
+	StepDir:       "chdir",
+	StepRlimit:    "rlimit",
+	StepNamespace: "namespace",
+	StepPID:       "pidns",
+	StepApply:     "apply",
+	StepConfirm:   "confirm",
+	StepConsume:   "consume",
+	StepCloexec:   "cloexec",
+	StepExec:      "exec",
 }
 
 func (s Step) String() string {
@@ -67,6 +71,46 @@ type Attr struct {
 	ProcessGroup bool      // false: setsid (new session); true: setpgid(0, 0)
 	Rlimits      []Rlimit  // applied in order at StepRlimit
 	Calls        []Call    // prepared raw calls, each run at its Step's position, in order
+
+	// Namespaces (Linux) is the CLONE_NEW* flags of the namespaces the
+	// child enters. At StepNamespace it unshares all but CLONE_NEWPID;
+	// with CLONE_NEWUSER it then writes "deny" to setgroups and maps the
+	// caller's uid and gid 1:1 (the one line an unprivileged writer may
+	// write: user_namespaces(7)); with CLONE_NEWNS it makes every mount
+	// MS_REC|MS_SLAVE (as bubblewrap does), so no mount of the child's
+	// reaches the caller's namespace. CLONE_NEWPID starts the run in a new
+	// pid namespace at StepPID (see [StartProc]); Start refuses it.
+	Namespaces uintptr
+	// MountProc mounts a fresh procfs on /proc in the target at StepPID,
+	// so /proc shows only the run's processes. It needs CLONE_NEWPID and
+	// CLONE_NEWNS in Namespaces. Calls tagged StepPID run right after the
+	// mount (a Landlock rule for the new /proc goes there: a rule on the
+	// host's /proc does not cover the mount on top of it).
+	MountProc bool
+}
+
+// Proc is a child started in its own pid namespace by [StartProc].
+type Proc struct {
+	// Pid is the target, a direct child of the caller (signal it, wait
+	// for it as for any child); inside the namespace it is pid 2.
+	Pid int
+	// Init is the namespace's pid 1, also the caller's child: it reaps
+	// the run's orphans and, when the target ends, ends and takes every
+	// other process of the namespace with it. The caller must reap it
+	// after the target: it cannot finish exiting while the target is an
+	// unreaped zombie. 0 without CLONE_NEWPID.
+	Init int
+}
+
+// Wait waits for the target, then for the namespace's pid 1 (the rest of
+// the run has ended then), and returns the target's status.
+func (p Proc) Wait() (syscall.WaitStatus, error) {
+	ws, err := Wait(p.Pid)
+	if p.Init > 0 {
+		_, ierr := Wait(p.Init)
+		err = errors.Join(err, ierr)
+	}
+	return ws, err
 }
 
 // Call is one raw call prepared in the parent and issued by the child at the

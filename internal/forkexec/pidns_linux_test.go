@@ -1,0 +1,319 @@
+package forkexec
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// runNS is the namespaces a pid-namespace run needs here: a user
+// namespace unless root (the pid and mount namespaces must belong to one
+// the caller owns), a mount namespace for the fresh /proc.
+func runNS() uintptr {
+	f := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS)
+	if os.Geteuid() != 0 {
+		f |= syscall.CLONE_NEWUSER
+	}
+	return f
+}
+
+func pidnsAttr(a *Attr) {
+	a.Namespaces = runNS()
+	a.MountProc = true
+}
+
+// startNS starts path with args in a pid namespace, output on out.
+func startNS(t *testing.T, out *os.File, path string, args ...string) Proc {
+	t.Helper()
+	dn := devNull(t).Fd()
+	o := dn
+	if out != nil {
+		o = out.Fd()
+	}
+	pr, err := StartProc(&Attr{Path: path, Args: append([]string{filepath.Base(path)}, args...),
+		Env: []string{"PATH=/usr/bin:/bin"}, Files: []uintptr{dn, o, os.Stderr.Fd()}, Namespaces: runNS(), MountProc: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr
+}
+
+// noChildren checks the test process has no child left, zombie or not.
+func noChildren(t *testing.T) {
+	t.Helper()
+	if pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); !errors.Is(err, syscall.ECHILD) {
+		t.Errorf("a child is left: wait4 = %d, %v", pid, err)
+	}
+}
+
+// TestPIDNamespace: the target is pid 2 of its namespace and its /proc
+// shows only pid 1 and itself; Start refuses CLONE_NEWPID.
+func TestPIDNamespace(t *testing.T) {
+	flags := []uintptr{runNS()}
+	if os.Geteuid() == 0 {
+		flags = append(flags, flags[0]|syscall.CLONE_NEWUSER) // root in a user namespace too
+	}
+	for _, f := range flags {
+		t.Run(fmt.Sprintf("%#x", f), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			a := helperAttr(t, w, filepath.Join(t.TempDir(), "ran"))
+			a.Namespaces, a.MountProc = f, true
+			pr, err := StartProc(a)
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := io.ReadAll(r)
+			ws, err := pr.Wait()
+			if err != nil || ws != 0 {
+				t.Fatalf("status %#x, %v; output %q", ws, err, out)
+			}
+			var rep report
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatalf("%q: %v", out, err)
+			}
+			if rep.Pid != 2 || pr.Init <= 0 || pr.Pid <= 0 || pr.Pid == pr.Init {
+				t.Errorf("target sees pid %d; Proc %+v", rep.Pid, pr)
+			}
+			if diff := cmp.Diff([]int{1, 2}, rep.Procs); diff != "" {
+				t.Errorf("/proc in the run (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]int{0, 1, 2}, rep.FDs); diff != "" {
+				t.Errorf("target descriptors (-want +got):\n%s", diff)
+			}
+			if rep.Sid != 2 {
+				t.Errorf("target's session %d, want its own (2)", rep.Sid)
+			}
+			noChildren(t)
+		})
+	}
+	if _, err := Start(&Attr{Path: truePath, Args: []string{"true"}, Files: []uintptr{0, 1, 2}, Namespaces: syscall.CLONE_NEWPID}); !errors.Is(err, ErrInvalidAttr) {
+		t.Errorf("Start with CLONE_NEWPID = %v", err)
+	}
+	if _, err := StartProc(&Attr{Path: truePath, Args: []string{"true"}, Files: []uintptr{0, 1, 2}, Namespaces: syscall.CLONE_NEWPID, MountProc: true}); !errors.Is(err, ErrInvalidAttr) {
+		t.Errorf("MountProc without CLONE_NEWNS = %v", err)
+	}
+}
+
+// marker returns an argument for sleep that names this test run.
+func marker(t *testing.T) string {
+	return strconv.Itoa(900000000 + int(time.Now().UnixNano()%90000000))
+}
+
+// markedPids lists the processes whose command line holds "sleep m".
+func markedPids(m string) []int {
+	var pids []int
+	for _, pid := range procPids() {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte("sleep\x00"+m)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func waitGone(t *testing.T, m string, d time.Duration) []int {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		left := markedPids(m)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func killAll(pids []int) {
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// TestDaemonEndsWithRun: a double-forked sleep outlives a plain run (the
+// canary) but ends with the target of a pid-namespace run.
+func TestDaemonEndsWithRun(t *testing.T) {
+	// The target exits 3 once the daemon's sleep shows in its /proc.
+	script := `(sleep "$0" </dev/null >/dev/null 2>&1 &)
+	while :; do
+		for f in /proc/[0-9]*/cmdline; do
+			case "$({ tr '\0' ' ' <"$f"; } 2>/dev/null)" in "sleep $0 ") exit 3;; esac
+		done
+	done`
+	m := marker(t)
+	pid, err := Start(&Attr{Path: "/bin/sh", Args: []string{"sh", "-c", script, m}, Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws, _ := Wait(pid); ws.ExitStatus() != 3 {
+		t.Fatalf("plain run: status %#x", ws)
+	}
+	if left := markedPids(m); len(left) == 0 {
+		t.Error("canary: the daemon of a plain run did not survive it")
+	} else {
+		killAll(left)
+	}
+
+	m = marker(t)
+	pr := startNS(t, nil, "/bin/sh", "-c", script, m)
+	ws, err := pr.Wait()
+	if err != nil || ws.ExitStatus() != 3 {
+		t.Fatalf("target status %#x, %v; want exit 3", ws, err)
+	}
+	// The namespace is gone once pid 1 is reaped: nothing to wait for.
+	if left := markedPids(m); len(left) != 0 {
+		killAll(left)
+		t.Errorf("the daemon outlived the run: %v", left)
+	}
+}
+
+// TestStepFailsAfterFork: a step the target runs after the pid-1 fork is
+// reported by name, as is one at StepPID; nothing of the run is left.
+func TestStepFailsAfterFork(t *testing.T) {
+	for _, s := range []Step{StepPID, StepApply, StepConsume, StepCloexec} {
+		t.Run(s.String(), func(t *testing.T) {
+			_, err := spawnHelper(t, func(a *Attr) {
+				pidnsAttr(a)
+				a.Calls = append(a.Calls, failingCall(t, s))
+			})
+			wantStepError(t, err, s, failingErrno)
+			noChildren(t)
+		})
+	}
+	t.Run("exec", func(t *testing.T) {
+		_, err := spawnHelper(t, func(a *Attr) { pidnsAttr(a); a.Path = "/nonexistent-procage" })
+		wantStepError(t, err, StepExec, syscall.ENOENT)
+		noChildren(t)
+	})
+}
+
+// TestSignals: SIGTERM to the target ends it with SIGTERM's status (the
+// caller waits for the target itself); a signal to pid 1 is forwarded to
+// the target; SIGKILL to pid 1 ends the whole run.
+func TestSignals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		toInit bool
+		sig    syscall.Signal
+		want   syscall.Signal
+	}{
+		{"SIGTERM to the target", false, syscall.SIGTERM, syscall.SIGTERM},
+		{"SIGTERM to pid 1 is forwarded", true, syscall.SIGTERM, syscall.SIGTERM},
+		{"SIGUSR2 to pid 1 is forwarded", true, syscall.SIGUSR2, syscall.SIGUSR2},
+		{"SIGKILL to pid 1 ends the run", true, syscall.SIGKILL, syscall.SIGKILL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := marker(t)
+			pr := startNS(t, nil, "/bin/sleep", m)
+			time.Sleep(50 * time.Millisecond) // let pid 1 reach its loop
+			to := pr.Pid
+			if tc.toInit {
+				to = pr.Init
+			}
+			if err := syscall.Kill(to, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			ws, err := pr.Wait()
+			if err != nil || !ws.Signaled() || ws.Signal() != tc.want {
+				t.Errorf("target status %#x (%v), %v; want killed by %v", ws, ws.Signal(), err, tc.want)
+			}
+			if left := markedPids(m); len(left) != 0 {
+				killAll(left)
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+const callerEnv = "PROCAGE_FORKEXEC_CALLER"
+
+func init() {
+	testMainHooks = append(testMainHooks, func() {
+		if mode := os.Getenv(callerEnv); mode != "" {
+			os.Exit(runCaller(mode))
+		}
+	})
+}
+
+// runCaller is the re-executed test binary acting as a caller: it starts
+// "sh -c 'sleep M & sleep M'" (in a pid namespace unless mode is
+// "plain"), says "started" on stdout, and waits to be killed.
+func runCaller(mode string) int {
+	m := os.Getenv(markerEnv)
+	attr := &Attr{Path: "/bin/sh", Args: []string{"sh", "-c", `sleep "$0" & sleep "$0"`, m},
+		Env: []string{"PATH=/usr/bin:/bin"}, Files: []uintptr{0, 2, 2}}
+	if mode != "plain" {
+		attr.Namespaces, attr.MountProc = runNS(), true
+	}
+	if _, err := StartProc(attr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 5
+	}
+	// Both sleeps running (sh forks one, then execs the other or forks).
+	for len(markedPids(m)) < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Println("started")
+	select {}
+}
+
+// TestCallerKilled: SIGKILL of the caller leaves a plain run's processes
+// behind (the canary) and none of a pid-namespace run's.
+func TestCallerKilled(t *testing.T) {
+	for _, mode := range []string{"plain", "pidns"} {
+		t.Run(mode, func(t *testing.T) {
+			m := marker(t)
+			cmd := exec.Command(testExe(t), "-test.run=^$")
+			cmd.Env = append(os.Environ(), callerEnv+"="+mode, markerEnv+"="+m)
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if strings.TrimSpace(line) != "started" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				killAll(markedPids(m))
+				t.Fatalf("caller said %q, %v", line, err)
+			}
+			running := markedPids(m)
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			d := 2 * time.Second
+			if mode == "plain" {
+				d = 300 * time.Millisecond // they stay: no need to wait long
+			}
+			left := waitGone(t, m, d)
+			killAll(left)
+			switch {
+			case mode == "plain" && len(left) == 0:
+				t.Error("canary: a plain run's processes did not outlive the caller")
+			case mode == "pidns" && len(left) != 0:
+				t.Errorf("left behind by the killed caller: %v (of %v)", left, running)
+			}
+			t.Logf("running before the kill: %v; left after: %v", running, slices.Clip(left))
+		})
+	}
+}
