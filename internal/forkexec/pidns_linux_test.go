@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -23,7 +25,9 @@ import (
 // runNS is the namespaces a pid-namespace run needs here: a user
 // namespace unless root (the pid and mount namespaces must belong to one
 // the caller owns), a mount namespace for the fresh /proc.
-func runNS() uintptr {
+func runNS() uintptr { return pidnsFlags() }
+
+func pidnsFlags() uintptr {
 	f := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS)
 	if os.Geteuid() != 0 {
 		f |= syscall.CLONE_NEWUSER
@@ -67,8 +71,24 @@ func TestPIDNamespace(t *testing.T) {
 	if os.Geteuid() == 0 {
 		flags = append(flags, flags[0]|syscall.CLONE_NEWUSER) // root in a user namespace too
 	}
+	type variant struct {
+		f     uintptr
+		plain bool // forcePlainFork
+	}
+	var vs []variant
 	for _, f := range flags {
-		t.Run(fmt.Sprintf("%#x", f), func(t *testing.T) {
+		vs = append(vs, variant{f, false})
+	}
+	vs = append(vs, variant{runNS(), true})
+	for _, v := range vs {
+		f := v.f
+		fds := countFDs(t)
+		t.Run(fmt.Sprintf("%#x plain=%v", f, v.plain), func(t *testing.T) {
+			forcePlainFork = v.plain
+			defer func() { forcePlainFork = false }()
+			// At StepPID, after the mount, the target's calls see the new
+			// /proc: itself as 2, no 3 (the hook for a Landlock rule on it).
+			proc2, proc3 := []byte("/proc/2\x00"), []byte("/proc/3\x00")
 			r, w, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
@@ -76,7 +96,12 @@ func TestPIDNamespace(t *testing.T) {
 			defer r.Close()
 			a := helperAttr(t, w, filepath.Join(t.TempDir(), "ran"))
 			a.Namespaces, a.MountProc = f, true
+			a.Calls = append(a.Calls,
+				RawCallExpect(StepPID, 0, 0, syscall.SYS_FACCESSAT, atFDCWD, uintptr(unsafe.Pointer(&proc2[0])), 0),
+				RawCallExpect(StepPID, 0, syscall.ENOENT, syscall.SYS_FACCESSAT, atFDCWD, uintptr(unsafe.Pointer(&proc3[0])), 0))
 			pr, err := StartProc(a)
+			runtime.KeepAlive(proc2)
+			runtime.KeepAlive(proc3)
 			w.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -104,6 +129,9 @@ func TestPIDNamespace(t *testing.T) {
 			}
 			noChildren(t)
 		})
+		if n := countFDs(t); n != fds {
+			t.Errorf("the test process holds %d descriptors, %d before the run", n, fds)
+		}
 	}
 	if _, err := Start(&Attr{Path: truePath, Args: []string{"true"}, Files: []uintptr{0, 1, 2}, Namespaces: syscall.CLONE_NEWPID}); !errors.Is(err, ErrInvalidAttr) {
 		t.Errorf("Start with CLONE_NEWPID = %v", err)
