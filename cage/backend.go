@@ -131,6 +131,11 @@ type childSpec struct {
 	// name, if set, names the call a failed step reports (for
 	// ApplyError.Call); "" when the step's own action failed.
 	name func(*forkexec.StepError) string
+	// namespaces and mountProc go to forkexec.Attr (Linux): with
+	// CLONE_NEWPID the run has its own pid namespace, whose pid 1 the
+	// cage reaps after the target (run.init).
+	namespaces uintptr
+	mountProc  bool
 }
 
 // grant is a resolved Grant: the path's kernel spelling.

@@ -97,7 +97,7 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	calls, err := linuxsandbox.NewCalls(pl, rs, prog, pl.Rules)
+	calls, err := linuxsandbox.NewCallsSignaling(pl, rs, prog, pl.Rules, signalPID())
 	if err != nil {
 		held.Close()
 		rs.Close()
@@ -196,7 +196,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		owned = append(owned, d)
 		rs = d
 	}
-	calls, err := linuxsandbox.NewCalls(b.plan, rs, b.prog, rules)
+	calls, err := linuxsandbox.NewCallsSignaling(b.plan, rs, b.prog, rules, signalPID())
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("cage: %w", err)
@@ -205,8 +205,40 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 }
 
 func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
-	return &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
+	cs := &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
 		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}
+	if pidNamespace {
+		cs.namespaces, cs.mountProc = runNamespaces(), true
+	}
+	return cs
+}
+
+// pidNamespace is tier T1's run lifetime, off until T1 turns it on: each
+// run gets its own pid namespace (a pid 1 that reaps the run's orphans,
+// ends the run with the target and dies with the caller) and a fresh
+// /proc in its own mount namespace. Landlock needs a rule for that /proc
+// (a rule on the host's does not cover the new mount), added at
+// forkexec.StepPID, which T1 brings.
+var pidNamespace = false
+
+// signalPID is the process the child's signal-scoping confirmation
+// signals: the caller, or in a pid namespace (where the caller has no
+// pid) its pid 1, which is outside the run's Landlock domain.
+func signalPID() int {
+	if pidNamespace {
+		return 1
+	}
+	return os.Getpid()
+}
+
+// runNamespaces: the pid and mount namespaces must be owned by a user
+// namespace the caller owns; root's own (the initial one) will do.
+func runNamespaces() uintptr {
+	f := uintptr(syscall.CLONE_NEWPID | syscall.CLONE_NEWNS)
+	if os.Geteuid() != 0 {
+		f |= syscall.CLONE_NEWUSER
+	}
+	return f
 }
 
 // endRun: a forking run's processes cannot leave the child's process

@@ -96,3 +96,11 @@ func (f *FakeBackend) endRun(r *run, reaped bool) error {
 	}
 	return errors.Join(err, f.EndErr)
 }
+
+// SetPIDNamespace turns the per-run pid namespace on or off (T1's run
+// lifetime, off by default) and returns a function that restores it.
+func SetPIDNamespace(on bool) (restore func()) {
+	old := pidNamespace
+	pidNamespace = on
+	return func() { pidNamespace = old }
+}

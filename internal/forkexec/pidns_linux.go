@@ -41,6 +41,7 @@ type nsPlan struct {
 	pid      bool    // CLONE_NEWPID
 	proc     bool    // Attr.MountProc
 	callerfd int     // pidfd of the caller, above the descriptor shuffle
+	kept     int     // KeptAbove(Files): the lowest fd the shuffle keeps
 
 	setgroups, uidMap, gidMap *byte    // "/proc/self/..." paths
 	deny, uidLine, gidLine    []byte   // what is written to them
@@ -92,7 +93,7 @@ func prepareNS(p *plan, attr *Attr) error {
 		n.bound = int(lim.Max)
 	}
 	if n.pid {
-		p.kept = KeptAbove(attr.Files)
+		n.kept = KeptAbove(attr.Files)
 	}
 	return nil
 }
@@ -108,7 +109,7 @@ func prepareNSLocked(p *plan) error {
 	if e != 0 {
 		return fmt.Errorf("forkexec: pidfd_open of the caller, needed for a pid namespace: %w", e)
 	}
-	high, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, p.kept)
+	high, err := unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, p.ns.kept)
 	syscall.Close(int(fd))
 	if err != nil {
 		return fmt.Errorf("forkexec: moving the caller's pidfd: %w", err)

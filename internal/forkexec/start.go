@@ -41,7 +41,6 @@ type plan struct {
 	dir     *byte   // nil: inherit
 	fds     []int   // Attr.Files, rewritten by the shuffle
 	nextfd  int     // first fd above every Files entry
-	kept    int     // KeptAbove(Files), for descriptors the shuffle must keep
 	setpgid bool
 	rlims   []rlimRec
 	calls   []Call // stable-sorted by step
