@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -134,18 +135,20 @@ func releaseLocked(p *plan) {
 // caller that locks its own goroutine and then returns cannot kill its
 // runs. (Locking the caller's goroutine for the run would not do: Start
 // and Wait may run on different goroutines.)
-var spawner = make(chan func())
-
-func init() {
-	go func() {
-		runtime.LockOSThread()
-		for f := range spawner {
-			f()
-		}
-	}()
-}
+var (
+	spawner     = make(chan func())
+	spawnerOnce sync.Once
+)
 
 func onSpawnerThread(f func()) {
+	spawnerOnce.Do(func() {
+		go func() {
+			runtime.LockOSThread()
+			for f := range spawner {
+				f()
+			}
+		}()
+	})
 	done := make(chan struct{})
 	spawner <- func() { f(); close(done) }
 	<-done
