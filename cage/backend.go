@@ -133,6 +133,11 @@ type childSpec struct {
 	// name, if set, names the call a failed step reports (for
 	// ApplyError.Call); "" when the step's own action failed.
 	name func(*forkexec.StepError) string
+	// pidNamespace and mountProc go to forkexec.Attr (Linux tier T1): the
+	// run has its own pid namespace, whose pid 1 the cage reaps after the
+	// target (run.init), and a fresh /proc.
+	pidNamespace bool
+	mountProc    bool
 }
 
 // grant is a resolved Grant: the path's kernel spelling.

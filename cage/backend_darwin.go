@@ -331,3 +331,6 @@ func hostProbeT1() error {
 
 // hostPolicyProbe: nothing to check beyond the apply probe.
 func hostPolicyProbe() error { return nil }
+
+// hostProbeProc: no Linux namespaces here.
+func hostProbeProc() error { return nil }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/procage-go/procage/internal/forkexec"
@@ -57,6 +58,9 @@ type linuxBackend struct {
 	// gitDirs are the git directories found beneath the policy's writable
 	// trees when New ran (T1 pins those still there at each spawn).
 	gitDirs []string
+	// procMount: at T1 each run gets a fresh /proc in its pid namespace
+	// (off where the probe found the proc mount refused).
+	procMount bool
 }
 
 // hostEnforce lowers the plan again for this kernel's Landlock ABI (so
@@ -101,13 +105,14 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	calls, err := linuxsandbox.NewCalls(pl, rs, prog, pl.Rules)
+	calls, err := linuxsandbox.NewCallsSignaling(pl, rs, prog, pl.Rules, signalPID(pl.Tier))
 	if err != nil {
 		held.Close()
 		rs.Close()
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	be := &linuxBackend{plan: pl, held: held, rs: rs, prog: prog, calls: calls, forking: pl.Forking}
+	be := &linuxBackend{plan: pl, held: held, rs: rs, prog: prog, calls: calls, forking: pl.Forking,
+		procMount: pl.Tier == linux.TierT1 && !env.NoProcMount}
 	be.gitDirs = findGitDirs(pl.Mounts)
 	return be, nil
 }
@@ -153,8 +158,18 @@ func (c *Cage) spellRule(r *pathresolve.Resolver, rule linux.PathRule) (string, 
 func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
-	cs, rules, err := b.landlockChild(s)
-	if err != nil || b.plan.Tier != linux.TierT1 {
+	t1 := b.plan.Tier == linux.TierT1
+	// At T1 the Landlock rules of the run's own mounts (a fresh /proc, a
+	// private /tmp and /dev/shm) are added in the child, which needs this
+	// spawn's own ruleset.
+	var mounts []linux.Mount
+	own := false
+	if t1 {
+		mounts = b.plan.MountsFor(b.plan.Rules)
+		own = len(b.plan.MountRules(b.plan.Rules, mounts)) > 0
+	}
+	cs, rules, rs, err := b.landlockChild(s, own)
+	if err != nil || !t1 {
 		return cs, err
 	}
 	// T1: this spawn's namespace calls (their fd slots are its own).
@@ -165,25 +180,45 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 			gitDirs = append(gitDirs, dirs...)
 		}
 	}
+	mounts = slices.DeleteFunc(b.plan.MountsFor(rules), func(m linux.Mount) bool {
+		// The working directory must stay reachable.
+		return m.Kind == linux.MountTmpfs && s.dir != "" && (s.dir == m.Path || strings.HasPrefix(s.dir, m.Path+"/")) &&
+			(s.temp == "" || !(s.dir == s.temp || strings.HasPrefix(s.dir, s.temp+"/")))
+	})
 	ns := &linuxsandbox.Namespace{UserNS: os.Geteuid() != 0, UID: os.Geteuid(), GID: os.Getegid(),
-		Dir: s.dir, Mounts: b.plan.MountsFor(rules), GitDirs: gitDirs}
-	nsCalls, err := linuxsandbox.NamespaceCalls(ns)
-	if err != nil {
+		Dir: s.dir, Mounts: mounts, GitDirs: gitDirs}
+	if s.temp != "" {
+		ns.Keep = []string{s.temp}
+	}
+	fail := func(err error) (*childSpec, error) {
 		if cs.cleanup != nil {
 			cs.cleanup()
 		}
 		return nil, fmt.Errorf("cage: %w", err)
 	}
-	calls := linuxsandbox.Join(nsCalls, cs.keep.(*linuxsandbox.Calls))
+	nsCalls, err := linuxsandbox.NamespaceCalls(ns)
+	if err != nil {
+		return fail(err)
+	}
+	calls := nsCalls
+	if mr := b.plan.MountRules(rules, mounts); len(mr) > 0 {
+		if rs == b.rs {
+			return fail(errors.New("BUG: a T1 spawn with mount rules has no ruleset of its own"))
+		}
+		calls = linuxsandbox.Join(calls, linuxsandbox.MountRuleCalls(rs, mr, b.plan.HandledFS))
+	}
+	calls = linuxsandbox.Join(calls, cs.keep.(*linuxsandbox.Calls))
 	out := childSpecOf(calls, cs.cleanup)
+	out.pidNamespace, out.mountProc = true, b.procMount
 	return out, nil
 }
 
-// landlockChild is a spawn's Landlock and seccomp calls, and the rules its
-// ruleset holds.
-func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule, error) {
-	if len(s.grants) == 0 && s.proxyPort == 0 && b.rs.FD() >= s.keptFD {
-		return childSpecOf(b.calls, nil), b.plan.Rules, nil
+// landlockChild is a spawn's Landlock and seccomp calls, the rules its
+// ruleset holds and the ruleset: this spawn's own if it has grants, a
+// proxy port or own is set.
+func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linux.PathRule, *linuxsandbox.Ruleset, error) {
+	if len(s.grants) == 0 && s.proxyPort == 0 && !own && b.rs.FD() >= s.keptFD {
+		return childSpecOf(b.calls, nil), b.plan.Rules, b.rs, nil
 	}
 	plan := b.plan
 	if s.proxyPort != 0 {
@@ -200,7 +235,7 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 			o.Close()
 		}
 	}
-	if len(s.grants) > 0 || s.proxyPort != 0 {
+	if len(s.grants) > 0 || s.proxyPort != 0 || own {
 		// Grants and the private temporary directory: this spawn's own
 		// ruleset, the policy's rules re-added from the descriptors New
 		// opened, the spawn's own opened here, once, without following
@@ -217,19 +252,19 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 		}
 		var err error
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		own := slices.DeleteFunc(slices.Clone(rules), func(r linux.PathRule) bool {
 			return r.Layer == linux.LayerBase || r.Layer == linux.LayerPolicy
 		})
 		spawnHeld, err := linuxsandbox.OpenRules(own, nil)
 		if err != nil {
-			return nil, nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		rs, err = linuxsandbox.BuildRuleset(plan, b.held, spawnHeld)
 		spawnHeld.Close() // the ruleset holds the inodes now
 		if err != nil {
-			return nil, nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		owned = append(owned, rs)
 	}
@@ -239,22 +274,33 @@ func (b *linuxBackend) landlockChild(s *spawnSpec) (*childSpec, []linux.PathRule
 		d, err := rs.DupAbove(s.keptFD)
 		if err != nil {
 			cleanup()
-			return nil, nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		owned = append(owned, d)
 		rs = d
 	}
-	calls, err := linuxsandbox.NewCalls(plan, rs, b.prog, rules)
+	calls, err := linuxsandbox.NewCallsSignaling(plan, rs, b.prog, rules, signalPID(plan.Tier))
 	if err != nil {
 		cleanup()
-		return nil, nil, fmt.Errorf("cage: %w", err)
+		return nil, nil, nil, fmt.Errorf("cage: %w", err)
 	}
-	return childSpecOf(calls, cleanup), rules, nil
+	return childSpecOf(calls, cleanup), rules, rs, nil
 }
 
 func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
 	return &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
 		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}
+}
+
+// signalPID is the process the child's signal-scoping confirmation
+// signals: the caller, or at T1, in the run's pid namespace (where the
+// caller has no pid), its pid 1, which is outside the run's Landlock
+// domain.
+func signalPID(t linux.Tier) int {
+	if t == linux.TierT1 {
+		return 1
+	}
+	return os.Getpid()
 }
 
 // endRun: a forking run's processes cannot leave the child's process
@@ -337,6 +383,29 @@ func hostProbeRuns() error { return nil }
 // profile refuses unshare), the result is an *UnsupportedError wrapping
 // the *ApplyError that names the step.
 var hostProbeT1 = cachedVerdict(func() error {
+	if hostProbeT1Proc() == nil {
+		return nil
+	}
+	return probeT1(false)
+})
+
+// hostProbeT1Proc is the T1 probe with the run's fresh /proc mounted in its
+// pid namespace: a container's masked /proc refuses that mount (the
+// kernel's mount_too_revealing), which makes the host "T1 without /proc".
+var hostProbeT1Proc = cachedVerdict(func() error { return probeT1(true) })
+
+// hostProbeProc says why T1 runs get no /proc of their own here: nil
+// where the proc mount works (or T1 is unavailable altogether).
+func hostProbeProc() error {
+	if hostProbeT1() != nil {
+		return nil
+	}
+	return hostProbeT1Proc()
+}
+
+// probeT1 runs the T1 steps once in a throwaway child in its own pid
+// namespace, with a fresh /proc if mountProc.
+func probeT1(mountProc bool) error {
 	build := hostOSBuild()
 	if err := probeLinux(); err != nil {
 		return err
@@ -369,7 +438,7 @@ var hostProbeT1 = cachedVerdict(func() error {
 	if err != nil {
 		return &UnsupportedError{OSBuild: build, What: "building the T1 probe's seccomp program", Err: err}
 	}
-	apply, err := linuxsandbox.NewCalls(pl, rs, prog, nil)
+	apply, err := linuxsandbox.NewCallsSignaling(pl, rs, prog, nil, 1)
 	if err != nil {
 		return fmt.Errorf("cage: preparing the T1 probe: %w", err)
 	}
@@ -384,10 +453,11 @@ var hostProbeT1 = cachedVerdict(func() error {
 	if _, err := os.Stat(target); err != nil {
 		target = "/usr/bin/true"
 	}
-	pid, err := forkexec.Start(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls})
+	pr, err := forkexec.StartProc(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls,
+		PIDNamespace: true, MountProc: mountProc})
 	calls.KeepAlive()
 	if err == nil {
-		ws, _ := forkexec.Wait(pid)
+		ws, _ := pr.Wait()
 		return &UnsupportedError{OSBuild: build, What: fmt.Sprintf("the T1 probe's child ran its target under a deny-everything ruleset (exit status %d)", ws.ExitStatus())}
 	}
 	se, ok := errors.AsType[*forkexec.StepError](err)
@@ -398,8 +468,11 @@ var hostProbeT1 = cachedVerdict(func() error {
 		return nil
 	}
 	ae := &ApplyError{Step: Step(se.Step), Call: calls.Name(se.Step, se.Call), Errno: se.Err}
+	if mountProc && se.Step == forkexec.StepPID {
+		return &UnsupportedError{OSBuild: build, What: "no private /proc at tier T1 (the proc mount in a new pid namespace is refused)", Err: ae}
+	}
 	return &UnsupportedError{OSBuild: build, What: "tier T1 unavailable", Err: ae}
-})
+}
 
 // hostPolicyProbe lowers the default policy (Base V1 alone) for this
 // kernel, so the probe says what New will do with it: on a kernel whose
@@ -414,7 +487,7 @@ func hostPolicyProbe() error {
 	if hostProbeT1() == nil {
 		tier = linux.TierT1
 	}
-	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier})
+	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier, NoProcMount: hostProbeProc() != nil})
 	if err != nil {
 		return err
 	}

@@ -34,5 +34,8 @@ func hostProbeRuns() error  { return errNoBackend() }
 // hostProbeT1: no Linux namespaces here.
 func hostProbeT1() error { return errNoBackend() }
 
+// hostProbeProc: no Linux namespaces here.
+func hostProbeProc() error { return nil }
+
 // hostPolicyProbe: nothing to check beyond the apply probe.
 func hostPolicyProbe() error { return nil }

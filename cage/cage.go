@@ -137,11 +137,11 @@ func New(policy profile.Policy, opts ...Option) (*Cage, error) {
 		if cfg.planOnly && onHost {
 			abi = hostLandlockABI()
 		}
-		tier, err := cfg.pickTier(onHost && (host || cfg.planOnly))
+		tier, noProc, err := cfg.pickTier(onHost && (host || cfg.planOnly))
 		if err != nil {
 			return nil, err
 		}
-		p, err := planLinux(policy, env, cfg.accept, abi, tier)
+		p, err := planLinux(policy, env, cfg.accept, abi, tier, noProc)
 		if _, gap := errors.AsType[*profile.GapError](err); gap && cfg.planOnly {
 			c.planned = p
 			c.be = planOnly{b: cfg.backend, refused: policyError(err)}

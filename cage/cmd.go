@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/procage-go/procage/internal/egress"
+	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
 )
 
@@ -101,6 +102,7 @@ type Cmd struct {
 // run is the state of one started run.
 type run struct {
 	pid     int
+	init    int    // the run's pid namespace's pid 1, reaped after pid; 0 without one
 	marker  string // "" unless the policy forks
 	tempDir string
 	// tempMade is tempDir as created, so that removal touches it only.
@@ -267,6 +269,11 @@ func (cmd *Cmd) Wait() error {
 	r.mu.Unlock()
 
 	state, err := cmd.Process.Wait()
+	if r.init > 0 {
+		// The namespace's pid 1 has ended (or is ending) with the target,
+		// and the kernel with it every other process of the run.
+		_, _ = forkexec.Wait(r.init)
+	}
 	if err == nil && !state.Success() {
 		err = &exec.ExitError{ProcessState: state}
 	}

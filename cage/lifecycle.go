@@ -107,6 +107,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	attr := &forkexec.Attr{
 		Path: path, Args: args, Env: env, Dir: cmd.Dir, Files: fds,
 		ProcessGroup: c.cfg.tty == TTYInherit, Calls: cs.calls,
+		PIDNamespace: cs.pidNamespace, MountProc: cs.mountProc,
 	}
 	if c.cfg.coreLimitZero() {
 		// First, so a caller's later limits cannot fail on it.
@@ -115,7 +116,8 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	for _, l := range c.cfg.rlimits {
 		attr.Rlimits = append(attr.Rlimits, forkexec.Rlimit{Resource: l.Resource, Cur: l.Cur, Max: l.Max})
 	}
-	pid, err := forkexec.Start(attr)
+	pr, err := forkexec.StartProc(attr)
+	pid := pr.Pid
 	runtime.KeepAlive(cs.keep)
 	runtime.KeepAlive(files)
 	if err != nil {
@@ -126,10 +128,10 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	}
 	p, err := os.FindProcess(pid)
 	if err != nil { // never on Unix; reap rather than leak
-		_, _ = forkexec.Wait(pid)
+		_, _ = pr.Wait()
 		return err
 	}
-	r.pid, cmd.Process, cmd.run = pid, p, r
+	r.pid, r.init, cmd.Process, cmd.run = pid, pr.Init, p, r
 
 	if len(cmd.goroutine) > 0 {
 		errc := make(chan error, 1)

@@ -33,6 +33,11 @@ type ProbeResult struct {
 	// *ApplyError that names the first T1 step that failed and its errno
 	// (nil at T1 and off Linux).
 	T1 error
+	// Proc says why a T1 run gets no /proc of its own here ("T1 without
+	// /proc": a container's masked /proc refuses the proc mount): an
+	// *UnsupportedError wrapping the *ApplyError of the failing step. A
+	// policy that grants /proc is then refused at T1. nil otherwise.
+	Proc error
 	// Policy is what New does with the default policy (Base V1 alone)
 	// here: nil, or why it refuses it (a Landlock ABI older than the plan
 	// needs; a policy that waives process-access may still run). Only
@@ -106,6 +111,9 @@ func (r ProbeResult) String() string {
 		if r.T1 != nil {
 			s += " (T1 unavailable: " + tierWhy(r.T1) + ")"
 		}
+		if r.Proc != nil {
+			s += " without /proc (" + tierWhy(r.Proc) + ")"
+		}
 	}
 	if r.Policy != nil {
 		s += "; default policy REFUSED (" + r.Policy.Error() + ")"
@@ -139,6 +147,7 @@ func Probe() ProbeResult {
 		if r.T1 = hostProbeT1(); r.T1 != nil {
 			r.Tier = "T2"
 		}
+		r.Proc = hostProbeProc()
 		r.Policy = hostPolicyProbe()
 	}
 	return r

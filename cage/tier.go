@@ -52,22 +52,23 @@ func WithLinuxTier(t LinuxTier) Option {
 
 // pickTier decides a Linux plan's tier. onHost: the plan is for this
 // Linux host (enforced, or PlanOnly here), so the probe decides auto and
-// a required T1 the probe fails is refused.
-func (cfg *config) pickTier(onHost bool) (linux.Tier, error) {
+// a required T1 the probe fails is refused. noProc: a T1 host whose probe
+// found the run's own /proc refused ("T1 without /proc").
+func (cfg *config) pickTier(onHost bool) (tier linux.Tier, noProc bool, err error) {
 	switch {
 	case cfg.linuxTier == TierT2:
-		return linux.TierT2, nil
+		return linux.TierT2, false, nil
 	case !onHost && cfg.linuxTier == TierT1:
-		return linux.TierT1, nil
+		return linux.TierT1, false, nil
 	case !onHost:
-		return linux.TierT2, nil
+		return linux.TierT2, false, nil
 	}
-	err := hostProbeT1()
+	err = hostProbeT1()
 	switch {
 	case err == nil:
-		return linux.TierT1, nil
+		return linux.TierT1, hostProbeProc() != nil, nil
 	case cfg.linuxTier == TierT1:
-		return 0, err
+		return 0, false, err
 	}
-	return linux.TierT2, nil
+	return linux.TierT2, false, nil
 }

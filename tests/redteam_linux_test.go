@@ -199,8 +199,9 @@ func mustRefuseExec(t *testing.T, o, e string, err error) {
 	}
 }
 
-// TestLinuxGapParentDeath documents that a run outlives the process that
-// started it if that process dies without ending it (SIGKILL, a crash):
+// TestLinuxGapParentDeath documents that a T2 run outlives the process
+// that started it if that process dies without ending it (SIGKILL, a crash;
+// at T1 the run's pid namespace ends with it: cage's TestT1CallerKilled):
 // nothing kills the run then, though it stays caged. PR_SET_PDEATHSIG
 // would reach the direct child only, and fires when the forking thread
 // exits (prctl(2)), so it is not used. docs/linux-backend.md, Limitations.

@@ -22,8 +22,10 @@
 // The child runs, in order: [StepSession] (setsid, or setpgid(0, 0) when
 // Attr.ProcessGroup is set; then the runtime's post-fork signal reset),
 // [StepStdio] (syscall's two-pass dup2 shuffle, so fds 0..n-1 are
-// Attr.Files), [StepDir], [StepRlimit], [StepNamespace], [StepApply], [StepConfirm],
-// [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
+// Attr.Files), [StepDir], [StepRlimit], [StepNamespace] (Calls only: the
+// user and mount namespaces, Linux tier T1), [StepPID] (Linux,
+// Attr.PIDNamespace: see below), [StepApply],
+// [StepConfirm], [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
 // action, the Attr.Calls tagged with it run in order. A failure writes
 // {step and the failing call's position, errno} (8 bytes, atomic on a
 // pipe) to a close-on-exec status pipe and calls _exit; EOF on the pipe
@@ -39,6 +41,25 @@
 // allocate, lock or grow its stack (the rules of syscall/exec_libc2.go).
 // The runtime's fork hooks and syscall.ForkLock are used as the standard
 // library uses them.
+//
+// # Pid namespace
+//
+// With Attr.PIDNamespace ([StartProc]), the first child runs
+// the steps up to StepNamespace, then at StepPID unshares the pid
+// namespace and forks, both times with CLONE_PARENT, the namespace's pid 1
+// and then the target (pid 2), and exits. The target starts its own
+// session (or process group), mounts /proc if Attr.MountProc, runs the
+// StepPID calls and the remaining steps. Both are the caller's children:
+// the caller signals and waits for the target as for any child and sees
+// its real status (a namespace's init cannot die of a signal it did not
+// ask for, so it could not relay one). Pid 1 blocks every signal, sets
+// PR_SET_PDEATHSIG(SIGKILL), reaps orphans, forwards other signals sent
+// to it to the target, and exits when the target does, which makes the
+// kernel kill the rest of the namespace (pid_namespaces(7)). The status
+// pipe reports a failure of any of the three processes; EOF means the
+// target executed and pid 1 watches it. Because PR_SET_PDEATHSIG fires
+// when the parent thread exits (golang/go#27505), these forks run on one
+// goroutine locked to its OS thread for the life of the process.
 //
 // # RLIMIT_NOFILE
 //
@@ -61,6 +82,12 @@
 //   - On darwin the descriptor list comes from proc_pidinfo(PROC_PIDLISTFDS),
 //     taken before the profile applies; a truncated list falls back to an
 //     fcntl loop over the child's fd table.
+//   - A pid-namespace run forks pid 1 and the target with a plain fork
+//     (each copies the caller's page tables, a cost that grows with the
+//     heap) and needs pidfds (Linux 5.3+). The target must be pid 2 of
+//     the fresh namespace, which holds as the first child forks nothing
+//     else into it. A process that joins the namespace from outside
+//     (setns) is not watched; seccomp should refuse setns in the run.
 //   - The caller must reap every started child ([Wait], syscall.Wait4 or
 //     os.FindProcess + Process.Wait).
 package forkexec

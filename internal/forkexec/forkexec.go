@@ -21,6 +21,7 @@ const (
 	StepDir                       // chdir(Attr.Dir)
 	StepRlimit                    // Attr.Rlimits, then the RLIMIT_NOFILE restore
 	StepNamespace                 // namespaces and mounts (Calls only; Linux tier T1)
+	StepPID                       // Linux, Attr.PIDNamespace: fork pid 1 and the target, mount /proc
 	StepApply                     // apply the compiled profile (Calls only)
 	StepConfirm                   // confirm the child is sandboxed (Calls only)
 	StepConsume                   // consume grant tokens (Calls only)
@@ -35,6 +36,7 @@ var stepNames = [...]string{
 	StepDir:       "chdir",
 	StepRlimit:    "rlimit",
 	StepNamespace: "namespace",
+	StepPID:       "pidns",
 	StepApply:     "apply",
 	StepConfirm:   "confirm",
 	StepConsume:   "consume",
@@ -69,6 +71,47 @@ type Attr struct {
 	ProcessGroup bool      // false: setsid (new session); true: setpgid(0, 0)
 	Rlimits      []Rlimit  // applied in order at StepRlimit
 	Calls        []Call    // prepared raw calls, each run at its Step's position, in order
+
+	// PIDNamespace (Linux) starts the run in a new pid namespace at
+	// StepPID (see [StartProc]); Start refuses it. The namespace belongs to
+	// the user namespace the child is in then: the StepNamespace calls
+	// enter the user and mount namespaces (internal/linuxsandbox's
+	// NamespaceCalls, the one owner of unshare, id maps and mount
+	// propagation), forkexec only the pid namespace, which needs the fork.
+	PIDNamespace bool
+	// MountProc mounts a fresh procfs on /proc in the target at StepPID,
+	// so /proc shows only the run's processes. It needs PIDNamespace, and
+	// the StepNamespace calls must have entered a mount namespace: the
+	// child checks that its mount namespace is not the caller's
+	// (/proc/self/ns/mnt) and fails StepPID with EINVAL otherwise, never
+	// mounting over the caller's /proc. Calls tagged StepPID run right
+	// after the mount (a Landlock rule for the new /proc goes there: a rule
+	// on the host's /proc does not cover the mount on top of it).
+	MountProc bool
+}
+
+// Proc is a child started in its own pid namespace by [StartProc].
+type Proc struct {
+	// Pid is the target, a direct child of the caller (signal it, wait
+	// for it as for any child); inside the namespace it is pid 2.
+	Pid int
+	// Init is the namespace's pid 1, also the caller's child: it reaps
+	// the run's orphans and, when the target ends, ends and takes every
+	// other process of the namespace with it. The caller must reap it
+	// after the target: it cannot finish exiting while the target is an
+	// unreaped zombie. 0 without Attr.PIDNamespace.
+	Init int
+}
+
+// Wait waits for the target, then for the namespace's pid 1 (the rest of
+// the run has ended then), and returns the target's status.
+func (p Proc) Wait() (syscall.WaitStatus, error) {
+	ws, err := Wait(p.Pid)
+	if p.Init > 0 {
+		_, ierr := Wait(p.Init)
+		err = errors.Join(err, ierr)
+	}
+	return ws, err
 }
 
 // Call is one raw call prepared in the parent and issued by the child at the

@@ -31,9 +31,16 @@ type report struct {
 	Cwd            string
 	Args, Env      []string
 	FDs            []int
+	Procs          []int // the numeric entries of /proc (Linux)
 }
 
+// testMainHooks run first in TestMain: a per-OS test file's re-exec mode.
+var testMainHooks []func()
+
 func TestMain(m *testing.M) {
+	for _, h := range testMainHooks {
+		h()
+	}
 	if os.Getenv(helperEnv) != "" {
 		os.Exit(runHelper())
 	}
@@ -55,7 +62,7 @@ func runHelper() int {
 	cwd, _ := os.Getwd()
 	r := report{
 		Pid: os.Getpid(), Sid: sid, Pgid: syscall.Getpgrp(), Cwd: cwd,
-		Args: os.Args, Env: os.Environ(), FDs: fds,
+		Args: os.Args, Env: os.Environ(), FDs: fds, Procs: procPids(),
 	}
 	b, _ := json.Marshal(r)
 	if _, err := os.Stdout.Write(b); err != nil {
@@ -153,7 +160,8 @@ func spawnHelper(tb testing.TB, mutate func(*Attr)) (report, error) {
 	if mutate != nil {
 		mutate(attr)
 	}
-	pid, err := Start(attr)
+	pr, err := StartProc(attr)
+	pid := pr.Pid
 	w.Close()
 	if err != nil {
 		if _, serr := os.Stat(mark); serr == nil {
@@ -162,7 +170,7 @@ func spawnHelper(tb testing.TB, mutate func(*Attr)) (report, error) {
 		return report{}, err
 	}
 	out, rerr := io.ReadAll(r)
-	ws, werr := Wait(pid)
+	ws, werr := pr.Wait()
 	if rerr != nil || werr != nil {
 		tb.Fatalf("reading helper: %v; waiting: %v", rerr, werr)
 	}
@@ -173,7 +181,7 @@ func spawnHelper(tb testing.TB, mutate func(*Attr)) (report, error) {
 	if err := json.Unmarshal(out, &rep); err != nil {
 		tb.Fatalf("helper output %q: %v", out, err)
 	}
-	if rep.Pid != pid {
+	if rep.Pid != pid && pr.Init == 0 {
 		tb.Errorf("helper pid = %d, Start returned %d", rep.Pid, pid)
 	}
 	return rep, nil
@@ -227,4 +235,19 @@ func runTrue(tb testing.TB, attr *Attr) {
 	if err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
 		tb.Fatalf("true: status %#x, err %v", ws, err)
 	}
+}
+
+// procPids lists the numeric entries of /proc, or nil without one.
+func procPids() []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, n)
+		}
+	}
+	return pids
 }

@@ -46,6 +46,7 @@ type plan struct {
 	calls   []Call // stable-sorted by step
 	fn      *fns   // per-OS function table
 	os      osPlan // per-OS state (descriptor listing)
+	ns      nsPlan // per-OS namespace state (Linux)
 }
 
 // Start forks a child that runs the steps of [Step] in order and then
@@ -59,9 +60,29 @@ type plan struct {
 // os.FindProcess(pid) followed by Process.Wait all work (on Unix
 // os.FindProcess always succeeds and Process.Wait uses wait4/waitid).
 func Start(attr *Attr) (pid int, err error) {
+	if attr != nil && attr.PIDNamespace {
+		return 0, invalid("PIDNamespace is set; use StartProc, which also returns the namespace's pid 1")
+	}
+	pr, err := StartProc(attr)
+	return pr.Pid, err
+}
+
+// StartProc is [Start] for an Attr that may ask for a new pid namespace
+// (Attr.PIDNamespace, Linux). The target is then pid 2 of
+// the namespace and Proc.Init its pid 1; both are the caller's children
+// and the caller must reap both ([Proc.Wait]). When the target ends, pid 1
+// ends and the kernel kills every other process of the namespace
+// (pid_namespaces(7)); when the caller dies, pid 1 gets SIGKILL
+// (PR_SET_PDEATHSIG) and so does the whole run. See doc.go, "Pid namespace".
+func StartProc(attr *Attr) (Proc, error) {
 	p, err := prepare(attr)
 	if err != nil {
-		return 0, err
+		return Proc{}, err
+	}
+	if p.ns.pid {
+		var pr Proc
+		onSpawnerThread(func() { pr, err = forkExec(p) })
+		return pr, err
 	}
 	return forkExec(p)
 }
@@ -140,6 +161,9 @@ func prepare(attr *Attr) (*plan, error) {
 	if p.fn, err = loadFns(); err != nil {
 		return nil, err
 	}
+	if err := prepareNS(p, attr); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -167,63 +191,109 @@ func cstrings(field string, ss []string) ([]*byte, error) {
 // happen under ForkLock held for writing, so no descriptor another goroutine
 // creates without close-on-exec (non-atomically, under ForkLock.RLock) can
 // reach the child.
-func forkExec(p *plan) (int, error) {
+func forkExec(p *plan) (Proc, error) {
 	var pipe [2]int
 	syscall.ForkLock.Lock()
 	if err := statusPipe(&pipe); err != nil {
 		syscall.ForkLock.Unlock()
-		return 0, fmt.Errorf("forkexec: creating the status pipe: %w", err)
+		return Proc{}, fmt.Errorf("forkexec: creating the status pipe: %w", err)
 	}
 	if err := prepareLocked(p); err != nil {
 		syscall.ForkLock.Unlock()
 		syscall.Close(pipe[0])
 		syscall.Close(pipe[1])
-		return 0, err
+		return Proc{}, err
 	}
 	pid, errno := forkAndExecInChild(p, pipe[1])
 	runtimeAfterFork()
+	releaseLocked(p)
 	syscall.ForkLock.Unlock()
 	syscall.Close(pipe[1])
 	if errno != 0 {
 		syscall.Close(pipe[0])
-		return 0, fmt.Errorf("forkexec: fork: %w", errno)
+		return Proc{}, fmt.Errorf("forkexec: fork: %w", errno)
 	}
 
 	// Read the child's {step, errno} record; EOF means execve succeeded and
-	// closed the close-on-exec write end.
-	var rec [8]byte
-	var n int
-	var err error
+	// closed the close-on-exec write end. With a pid namespace the first
+	// child (the fork above) writes a record of the two pids it forked and
+	// exits; pid 1 and the target hold the write end too, and pid 1
+	// closes it once it watches the target, so EOF still means exec.
+	var (
+		rec            [8]byte
+		n              int
+		err            error
+		init, target   int
+		gotPids, gotSE bool
+		se             *StepError
+		serr           error
+	)
 	for {
 		n, err = syscall.Read(pipe[0], rec[:])
-		if err != syscall.EINTR {
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			serr = fmt.Errorf("forkexec: reading the child's status: %w", err)
+			break
+		}
+		if n == 0 {
+			break
+		}
+		if n != len(rec) {
+			serr = fmt.Errorf("forkexec: short status record from the child (%d bytes): %w", n, syscall.EPIPE)
+			break
+		}
+		r := *(*[2]uint32)(unsafe.Pointer(&rec))
+		if i, t, ok := pidsRecord(r); ok && p.ns.pid && !gotPids {
+			init, target, gotPids = i, t, true
+		} else if !gotSE {
+			se, gotSE = &StepError{Step: Step(r[0] & 0xffff), Err: syscall.Errno(r[1])}, true
+			// The high half is 1 + the failing call's index in p.calls.
+			if ci := int(r[0]>>16) - 1; ci >= 0 && ci < len(p.calls) {
+				first := slices.IndexFunc(p.calls, func(c Call) bool { return c.step == se.Step })
+				se.Call = ci - first + 1
+			}
+		}
+		// Without a pid namespace the one record is all; with one, the
+		// pids are needed too (or EOF: the fork failed before pid 1).
+		if gotSE && (gotPids || !p.ns.pid) {
 			break
 		}
 	}
 	syscall.Close(pipe[0])
 	runtime.KeepAlive(p)
-	if err == nil && n == 0 {
-		return int(pid), nil
-	}
-	var serr error
-	switch {
-	case err != nil:
-		serr = fmt.Errorf("forkexec: reading the child's status: %w", err)
-	case n == len(rec):
-		r := *(*[2]uint32)(unsafe.Pointer(&rec))
-		se := &StepError{Step: Step(r[0] & 0xffff), Err: syscall.Errno(r[1])}
-		// The high half is 1 + the failing call's index in p.calls.
-		if ci := int(r[0]>>16) - 1; ci >= 0 && ci < len(p.calls) {
-			first := slices.IndexFunc(p.calls, func(c Call) bool { return c.step == se.Step })
-			se.Call = ci - first + 1
-		}
+	if serr == nil && gotSE {
 		serr = se
-	default:
-		serr = fmt.Errorf("forkexec: short status record from the child (%d bytes): %w", n, syscall.EPIPE)
 	}
-	// The child exits right after writing; reap it so no zombie is left.
+	if !p.ns.pid {
+		if serr == nil {
+			return Proc{Pid: int(pid)}, nil
+		}
+		// The child exits right after writing; reap it so no zombie is left.
+		_, _ = Wait(int(pid))
+		return Proc{}, serr
+	}
+	// The first child has exited or is about to: reap it.
 	_, _ = Wait(int(pid))
-	return 0, serr
+	if serr == nil && target > 0 {
+		return Proc{Pid: target, Init: init}, nil
+	}
+	if serr == nil {
+		serr = fmt.Errorf("forkexec: the child reported no target pid: %w", syscall.EPIPE)
+	}
+	// SIGKILL to pid 1 ends the namespace (the target too); pid 1 finishes
+	// exiting only once the target is reaped, so the target goes first.
+	if init > 0 {
+		_ = syscall.Kill(init, syscall.SIGKILL)
+	}
+	if target > 0 {
+		_, _ = Wait(target)
+	}
+	if init > 0 {
+		_, _ = Wait(init)
+	}
+	return Proc{}, serr
 }
 
 // Wait waits for the process pid to end and returns its status, retrying
@@ -347,6 +417,32 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 				}
 			}
 
+		case StepPID:
+			if p.ns.pid {
+				// Returns only in the target (or with the first child's
+				// error); pid 1 and the first child never return.
+				err1 = pidnsFork(p, pipe)
+				if err1 != 0 {
+					goto childerror
+				}
+				// The target's own session or group: it leaves the first
+				// child's behind, so its pid (Proc.Pid) is its group's.
+				if p.setpgid {
+					err1 = sysSetpgid(fn)
+				} else {
+					err1 = sysSetsid(fn)
+				}
+				if err1 != 0 {
+					goto childerror
+				}
+				if p.ns.proc {
+					err1 = mountProc(p)
+					if err1 != 0 {
+						goto childerror
+					}
+				}
+			}
+
 		case StepApply:
 			// Descriptors are listed before the profile applies (darwin),
 			// so the listing needs no rule in it; see cloexecList.
@@ -412,4 +508,17 @@ childerror:
 	for {
 		sysExit(fn, 253)
 	}
+}
+
+// pidsTag marks the first child's pids record: no step has this number.
+const pidsTag = 0xffff
+
+// pidsRecord decodes {pidsTag | init<<16 | target<<40} (pids are below
+// 2^22, PID_MAX_LIMIT); target is 0 if its fork failed.
+func pidsRecord(r [2]uint32) (init, target int, ok bool) {
+	v := uint64(r[0]) | uint64(r[1])<<32
+	if v&0xffff != pidsTag {
+		return 0, 0, false
+	}
+	return int(v >> 16 & 0xffffff), int(v >> 40), true
 }

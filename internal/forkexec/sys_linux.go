@@ -94,7 +94,7 @@ func prepareLocked(p *plan) error {
 	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < 1<<31 {
 		p.os.bound = int(lim.Cur)
 	}
-	return nil
+	return prepareNSLocked(p)
 }
 
 //go:nosplit

@@ -571,6 +571,14 @@ var rootDir = []byte("/\x00")
 // lets "/" be listed, opening it must fail with EACCES (Landlock in force);
 // with CAP_SETPCAP dropped, CAP_SYS_ADMIN must be out of the bounding set.
 func NewCalls(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule) (*Calls, error) {
+	return NewCallsSignaling(pl, rs, f, rules, os.Getpid())
+}
+
+// NewCallsSignaling is [NewCalls] for a child whose signal-scoping
+// confirmation signals pid rather than the caller: 1 for a target in its
+// own pid namespace, where the caller has no pid and pid 1 is outside the
+// Landlock domain.
+func NewCallsSignaling(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule, pid int) (*Calls, error) {
 	caps, err := parentCaps()
 	if err != nil {
 		return nil, fmt.Errorf("capget: %w", err)
@@ -603,7 +611,7 @@ func NewCalls(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule) (
 	confirm("no_new_privs is set", 1, 0, unix.SYS_PRCTL, unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	confirm("seccomp filter mode", unix.SECCOMP_MODE_FILTER, 0, unix.SYS_PRCTL, unix.PR_GET_SECCOMP, 0, 0, 0, 0)
 	if pl.Scopes&linux.ScopeSignal != 0 {
-		confirm("signal to the caller refused", 0, unix.EPERM, unix.SYS_KILL, uintptr(os.Getpid()), 0)
+		confirm("signal to the caller refused", 0, unix.EPERM, unix.SYS_KILL, uintptr(pid), 0)
 	}
 	if !listable(rules, "/") {
 		confirm("landlock denies listing /", 0, unix.EACCES, unix.SYS_OPENAT, uintptr(atFDCWD),

@@ -85,6 +85,22 @@ type Namespace struct {
 	// Hosts are the git directories found beneath the writable trees when
 	// the cage was built ([FindGitDirs]); those still there are pinned.
 	GitDirs []string
+	// Keep are directories (the run's private temporary directory) that
+	// stay visible at their paths when a MountTmpfs covers their parent:
+	// each is bound onto a directory of the same name made in the new
+	// tmpfs.
+	Keep []string
+}
+
+// Flags are the namespaces the T1 child unshares at StepNamespace, in one
+// call: the one place that names them (the pid namespace is forkexec's,
+// at StepPID: it needs a fork).
+func (ns *Namespace) Flags() uintptr {
+	flags := uintptr(unix.CLONE_NEWNS)
+	if ns.UserNS {
+		flags |= unix.CLONE_NEWUSER
+	}
+	return flags
 }
 
 // maxGitWalk bounds the walk for git directories in one writable tree.
@@ -297,11 +313,7 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 	ns.Mounts = expandPrefixes(ns.Mounts)
 	c := &Calls{names: map[forkexec.Step][]string{}}
 	b := &nsBuilder{c: c, empty: &[]byte{0}[0]}
-	flags := uintptr(unix.CLONE_NEWNS)
-	if ns.UserNS {
-		flags |= unix.CLONE_NEWUSER
-	}
-	b.call("unshare", b.raw(unix.SYS_UNSHARE, flags))
+	b.call("unshare", b.raw(unix.SYS_UNSHARE, ns.Flags()))
 	if ns.UserNS {
 		b.writeFile("write /proc/self/setgroups", "/proc/self/setgroups", "deny")
 		b.writeFile("write /proc/self/uid_map", "/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", ns.UID, ns.UID))
@@ -472,6 +484,62 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		}
 		b.close(m.Path, target)
 	}
+	// Private /tmp and /dev/shm: a fresh tmpfs on each, after the
+	// read-only remount (so it stays writable).
+	for _, m := range ns.Mounts {
+		if m.Kind != linux.MountTmpfs {
+			continue
+		}
+		st, ok := lstat(m.Path)
+		if !ok || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue // no directory to mount on
+		}
+		// What to keep, opened before the tmpfs covers it.
+		type kept struct {
+			name string
+			fd   *uintptr
+		}
+		var keep []kept
+		for _, k := range ns.Keep {
+			if path.Dir(k) != m.Path {
+				if within(k, m.Path) {
+					return nil, fmt.Errorf("linuxsandbox: %s is inside %s but not directly: it cannot be kept under the private tmpfs", k, m.Path)
+				}
+				continue
+			}
+			kst, ok := lstat(k)
+			if !ok || kst.Mode&unix.S_IFMT != unix.S_IFDIR {
+				return nil, fmt.Errorf("linuxsandbox: %s: %w", k, unix.ENOTDIR)
+			}
+			keep = append(keep, kept{path.Base(k), b.open(k, kst)})
+		}
+		target := b.open(m.Path, st)
+		fsfd, mnt := b.slot(), b.slot()
+		attrs := uintptr(mountAttrNosuid | mountAttrNodev)
+		if m.Path != "/tmp" {
+			attrs |= mountAttrNoexec
+		}
+		b.call("fsopen tmpfs for "+m.Path, b.raw(unix.SYS_FSOPEN, b.cstr("tmpfs"), unix.FSOPEN_CLOEXEC).StoreResult(fsfd))
+		b.call("fsconfig mode for "+m.Path, b.raw(unix.SYS_FSCONFIG, 0, unix.FSCONFIG_SET_STRING, b.cstr("mode"), b.cstr("1777"), 0).ArgFrom(0, fsfd))
+		b.call("fsconfig create for "+m.Path, b.raw(unix.SYS_FSCONFIG, 0, fsconfigCmdCreate, 0, 0, 0).ArgFrom(0, fsfd))
+		b.call("fsmount for "+m.Path, b.raw(unix.SYS_FSMOUNT, 0, unix.FSMOUNT_CLOEXEC, attrs).ArgFrom(0, fsfd).StoreResult(mnt))
+		e := uintptr(unsafe.Pointer(b.empty))
+		b.call("move_mount tmpfs onto "+m.Path, b.raw(unix.SYS_MOVE_MOUNT, 0, e, 0, e, moveMountFEmptyPath|moveMountTEmptyPath).ArgFrom(0, mnt).ArgFrom(2, target))
+		for _, k := range keep {
+			dir, tree := b.slot(), b.slot()
+			name := b.cstr(k.name)
+			b.call("mkdir "+k.name+" in the private "+m.Path, b.raw(unix.SYS_MKDIRAT, 0, name, 0o700).ArgFrom(0, mnt))
+			b.call("open "+k.name+" in the private "+m.Path, b.raw(unix.SYS_OPENAT, 0, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC).ArgFrom(0, mnt).StoreResult(dir))
+			b.call("open_tree "+k.name, b.raw(unix.SYS_OPEN_TREE, 0, e, openTreeClone|atRecursive|atEmptyPath|unix.O_CLOEXEC).ArgFrom(0, k.fd).StoreResult(tree))
+			b.call("move_mount "+k.name+" into the private "+m.Path, b.raw(unix.SYS_MOVE_MOUNT, 0, e, 0, e, moveMountFEmptyPath|moveMountTEmptyPath).ArgFrom(0, tree).ArgFrom(2, dir))
+			b.close(k.name+" tree", tree)
+			b.close(k.name+" directory", dir)
+			b.close(k.name, k.fd)
+		}
+		b.close("tmpfs mount", mnt)
+		b.close("tmpfs context", fsfd)
+		b.close(m.Path, target)
+	}
 	var dst unix.Stat_t
 	if ns.Dir != "" && unix.Stat(ns.Dir, &dst) == nil {
 		// By name (chdir follows links as StepDir's did), then checked: the
@@ -488,12 +556,6 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 	return c, nil
 }
 
-// throughLink reports whether the existing p is reached through a
-// symbolic link in one of its parents while the spelling the link leads
-// to has a mount of the same kind too (profile.Protected.Places lists
-// both): that one covers what p names, and p itself cannot be opened
-// without following the link. Otherwise p is kept and the child's
-// openat2 fails the spawn (ELOOP): never a store left uncovered.
 // expandPrefixes replaces each prefix mount by one mount per name that
 // exists now in its directory and begins with its last element (in any
 // letter case, as the hard-deny table matches names).
@@ -518,12 +580,48 @@ func expandPrefixes(ms []linux.Mount) []linux.Mount {
 	return out
 }
 
+// throughLink reports whether the existing p is reached through a
+// symbolic link in one of its parents while the spelling the link leads
+// to has a mount of the same kind too (profile.Protected.Places lists
+// both): that one covers what p names, and p itself cannot be opened
+// without following the link. Otherwise p is kept and the child's
+// openat2 fails the spawn (ELOOP): never a store left uncovered.
 func throughLink(p string, kind linux.MountKind, ms []linux.Mount) bool {
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil || r == p {
 		return false
 	}
 	return slices.ContainsFunc(ms, func(m linux.Mount) bool { return m.Kind == kind && m.Path == r })
+}
+
+// MountRuleCalls prepares the Landlock rules for the mounts the child made
+// itself (linux.Plan.MountRules: the fresh /proc, the private /tmp and
+// /dev/shm), at forkexec.StepPID, after the /proc mount and before
+// landlock_restrict_self: each path is opened (O_PATH) in the child and
+// added to rs through its descriptor. rs must be this spawn's own: a rule
+// added through an inherited descriptor changes the ruleset object the
+// parent holds, for every later spawn built from it.
+func MountRuleCalls(rs *Ruleset, rules []linux.PathRule, handled linux.FSAccess) *Calls {
+	c := &Calls{names: map[forkexec.Step][]string{}}
+	b := &nsBuilder{c: c}
+	for _, r := range rules {
+		a := r.Access & handled
+		if a == 0 {
+			continue
+		}
+		// A 16-byte buffer: the fd slot is a whole word at offset 8, the
+		// packed struct's parent_fd its low half (little-endian; the high
+		// half is 0 for a descriptor).
+		buf := new([2]uint64)
+		buf[0] = uint64(a)
+		b.keep = append(b.keep, buf)
+		slot := (*uintptr)(unsafe.Pointer(&buf[1]))
+		b.call("open "+r.Path+" (the run's own mount)", forkexec.RawCall(forkexec.StepPID, unix.SYS_OPENAT, atFDCWD, b.cstr(r.Path), unix.O_PATH|unix.O_CLOEXEC).StoreResult(slot))
+		b.call("landlock_add_rule "+r.Path, forkexec.RawCall(forkexec.StepPID, unix.SYS_LANDLOCK_ADD_RULE, uintptr(rs.fd), landlockRulePathBeneath, uintptr(unsafe.Pointer(buf)), 0))
+		b.call("close "+r.Path, forkexec.RawCall(forkexec.StepPID, unix.SYS_CLOSE, 0).ArgFrom(0, slot))
+	}
+	c.keep = append(c.keep, b.keep, rs)
+	return c
 }
 
 // treeOf returns the innermost writable tree holding p, or "".

@@ -61,6 +61,11 @@ type Env struct {
 	// Tier is the enforcement tier to plan for: TierT1 adds the mounts
 	// (Plan.Mounts) and changes the gaps they close.
 	Tier Tier
+	// NoProcMount is a T1 host whose kernel refuses a fresh procfs in a
+	// new pid namespace (a container's masked /proc): the run still gets
+	// its own pid namespace, but no /proc of its own, and a policy that
+	// grants /proc is refused ([ErrProcAtT1]).
+	NoProcMount bool
 }
 
 // Plan is a policy lowered to Landlock and seccomp: everything a Linux
@@ -116,6 +121,9 @@ type Plan struct {
 	accept  []profile.Gap
 	secrets bool // the secrets class is in force
 	trust   bool // the trust-handoff class is in force
+
+	procMount bool // T1: a fresh /proc in the run's pid namespace
+	privTemp  bool // T1 with a private temporary directory: private /tmp and /dev/shm
 }
 
 // abiNeed is one feature's minimum ABI and why.
@@ -283,6 +291,15 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pl.Rules[i].Access &= pl.HandledFS
 	}
 	sortRules(pl.Rules)
+	pl.procMount = pl.Tier == TierT1 && !env.NoProcMount
+	pl.privTemp = pl.Tier == TierT1 && env.PrivateTemp
+	if pl.Tier == TierT1 && env.NoProcMount {
+		for _, r := range pl.Rules {
+			if r.Layer != LayerBase && within(r.Path, "/proc") {
+				return nil, fmt.Errorf("%w: %s", ErrProcAtT1, r.Path)
+			}
+		}
+	}
 	pl.Mounts = pl.MountsFor(pl.Rules)
 
 	for _, g := range gaps {

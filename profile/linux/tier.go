@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,7 +36,7 @@ func (t Tier) String() string {
 // what says what the tier enforces, for the plan's header.
 func (t Tier) what() string {
 	if t == TierT1 {
-		return "Landlock, seccomp, mount namespace and, unless root, user namespace"
+		return "Landlock, seccomp, mount and pid namespaces and, unless root, user namespace"
 	}
 	return "Landlock and seccomp"
 }
@@ -81,8 +82,57 @@ type Mount struct {
 // read-only, and its ancestors inside the tree are pinned.
 const MountProtect MountKind = "protect"
 
+// MountTmpfs: a private, empty, writable tmpfs (/tmp and /dev/shm when
+// the run has a private temporary directory, each unless the policy or
+// the spawn grants a path beneath it, or the run's working directory is
+// there): files the host or another run keeps there are not visible, and
+// the run's own vanish with it. The private temporary directory stays at
+// its path (bound into the new /tmp).
+const MountTmpfs MountKind = "tmpfs"
+
+// MountProc: a fresh procfs of the run's own pid namespace on /proc: only
+// the run's processes are in it. Readable only where the policy grants
+// /proc (or beneath it): the grant's Landlock rule is added on the new
+// mount ([Plan.MountRules]).
+const MountProc MountKind = "proc"
+
+// ErrProcAtT1 is wrapped by Lower's refusal of a policy that grants /proc
+// on a T1 host that cannot mount a fresh one (Env.NoProcMount): the grant
+// would be the host's /proc, every process's command line.
+var ErrProcAtT1 = errors.New("the policy grants /proc, but this host cannot mount a private /proc (T1 without /proc)")
+
 // mountOrder is the order the child makes the kinds in.
-var mountOrder = []MountKind{MountReadOnly, MountWritable, MountGit, MountProtect, MountHide}
+var mountOrder = []MountKind{MountReadOnly, MountWritable, MountGit, MountProtect, MountHide, MountTmpfs, MountProc}
+
+// TmpfsPaths are the MountTmpfs paths, in order.
+var TmpfsPaths = []string{"/dev/shm", "/tmp"}
+
+// MountRules returns the Landlock rules for the mounts a T1 child makes
+// itself (a rule on the covered directory does not apply to a mount on
+// top of it): each of rules that lies within /proc, when the plan mounts
+// a fresh /proc, and read, write and execute on the private /tmp (read
+// and write on /dev/shm) when mounts has them. The child opens each path
+// after its mount and adds the rule to its own ruleset.
+func (pl *Plan) MountRules(rules []PathRule, mounts []Mount) []PathRule {
+	var out []PathRule
+	for _, m := range mounts {
+		switch m.Kind {
+		case MountTmpfs:
+			a := fsRead | fsWrite
+			if m.Path == "/tmp" {
+				a |= FSExecute
+			}
+			out = append(out, PathRule{Path: m.Path, Access: a & pl.HandledFS, Layer: LayerTemp, Why: "the run's private " + m.Path})
+		case MountProc:
+			for _, r := range rules {
+				if within(r.Path, "/proc") {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // MountsFor returns the T1 mount layout for rules (the plan's, or a
 // spawn's from [Plan.WithSpawn]); none for a T2 plan.
@@ -94,7 +144,21 @@ func (pl *Plan) MountsFor(rules []PathRule) []Mount {
 	if hd == nil {
 		hd = &hardDeny{}
 	}
-	return t1Mounts(rules, hd, pl.trust)
+	ms := t1Mounts(rules, hd, pl.trust)
+	if pl.privTemp {
+		for _, p := range TmpfsPaths {
+			// Not over a path the policy grants (a project in /tmp).
+			if !slices.ContainsFunc(rules, func(r PathRule) bool {
+				return r.Layer != LayerBase && r.Layer != LayerTemp && r.Path != p && within(r.Path, p)
+			}) {
+				ms = append(ms, Mount{Kind: MountTmpfs, Path: p, Why: "the run's own, empty: what the host keeps there is not visible"})
+			}
+		}
+	}
+	if pl.procMount {
+		ms = append(ms, Mount{Kind: MountProc, Path: "/proc", Why: "a fresh procfs of the run's pid namespace: only the run's processes (readable where the policy grants /proc)"})
+	}
+	return ms
 }
 
 func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
