@@ -7,3 +7,9 @@ import "github.com/procage-go/procage/internal/egress"
 func WithProxyNet(res egress.Resolver, d egress.Dialer) Option {
 	return optionFunc(func(cfg *config) error { cfg.proxyNet = &proxyNet{resolver: res, dialer: d}; return nil })
 }
+
+// WithProxyPort makes the run's proxy listen on port (at T2 on the host's
+// 127.0.0.1, at T1 on the run's own).
+func WithProxyPort(port int) Option {
+	return optionFunc(func(cfg *config) error { cfg.proxyPort = port; return nil })
+}
