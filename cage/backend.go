@@ -26,6 +26,7 @@ package cage
 
 import (
 	"fmt"
+	"net"
 	"runtime"
 
 	"github.com/procage-go/procage/internal/forkexec"
@@ -117,7 +118,9 @@ type spawnSpec struct {
 	keptFD int
 	// proxyPort is the localhost port of the run's egress proxy (a
 	// proxy-mode policy), the only TCP port the child may connect to;
-	// 0 for another mode.
+	// 0 for another mode. With the run's own network namespace it is a
+	// port of the child's 127.0.0.1, where the child listens for the
+	// proxy.
 	proxyPort int
 }
 
@@ -138,6 +141,10 @@ type childSpec struct {
 	// target (run.init), and a fresh /proc.
 	pidNamespace bool
 	mountProc    bool
+	// handoff, if set, returns the listeners the child made in its own
+	// network namespace (Linux T1), once the child has executed its
+	// target: the egress proxy's, or one per forwarded host port.
+	handoff func() ([]net.Listener, error)
 }
 
 // grant is a resolved Grant: the path's kernel spelling.

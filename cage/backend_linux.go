@@ -191,10 +191,27 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		ns.Keep = []string{s.temp}
 	}
 	fail := func(err error) (*childSpec, error) {
+		if ns.Net != nil {
+			ns.Net.Close()
+		}
 		if cs.cleanup != nil {
 			cs.cleanup()
 		}
 		return nil, fmt.Errorf("cage: %w", err)
+	}
+	if nn := b.plan.NetNS; nn != nil {
+		// The run's own network namespace: lo, and the listeners the
+		// caller serves (the proxy's, or the forwarded host ports).
+		ports := nn.HostPorts
+		if nn.Proxy {
+			if s.proxyPort <= 0 || s.proxyPort > 65535 {
+				return fail(fmt.Errorf("BUG: proxy mode without the run's proxy port"))
+			}
+			ports = []uint16{uint16(s.proxyPort)}
+		}
+		if ns.Net, err = linuxsandbox.NewNetNS(nn.Loopback, ports, s.keptFD); err != nil {
+			return fail(err)
+		}
 	}
 	nsCalls, err := linuxsandbox.NamespaceCalls(ns)
 	if err != nil {
@@ -208,7 +225,19 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		calls = linuxsandbox.Join(calls, linuxsandbox.MountRuleCalls(rs, mr, b.plan.HandledFS))
 	}
 	calls = linuxsandbox.Join(calls, cs.keep.(*linuxsandbox.Calls))
-	out := childSpecOf(calls, cs.cleanup)
+	cleanup := cs.cleanup
+	if n := ns.Net; n != nil {
+		cleanup = func() {
+			n.Close() // the parent's copies of what the child needed
+			if cs.cleanup != nil {
+				cs.cleanup()
+			}
+		}
+	}
+	out := childSpecOf(calls, cleanup)
+	if n := ns.Net; n != nil && len(n.Ports) > 0 {
+		out.handoff = n.Receive
+	}
 	out.pidNamespace, out.mountProc = true, b.procMount
 	return out, nil
 }
@@ -374,8 +403,8 @@ func hostProbeApply() error { return probeLinux() }
 func hostProbeRuns() error { return nil }
 
 // hostProbeT1 runs every T1 step once per process (verdicts only) in a
-// throwaway child: the user namespace (unless root) and its id maps, mount
-// propagation, the read-only root, a writable bind made read-write again,
+// throwaway child: the user namespace (unless root) and its id maps, the
+// network namespace with lo up, mount propagation, the read-only root, a writable bind made read-write again,
 // an empty read-only tmpfs and a /dev/null bind over a store, then the
 // apply calls of a plan that allows nothing, under which exec must fail
 // with EACCES. Where a step fails (Ubuntu 24.04's AppArmor restriction
@@ -421,8 +450,17 @@ func probeT1(mountProc bool) error {
 	if err := os.WriteFile(dir+"/f", nil, 0o600); err != nil {
 		return fmt.Errorf("cage: T1 probe: %w", err)
 	}
+	// The network namespace with lo up: Ubuntu's AppArmor restriction of
+	// unprivileged user namespaces fails bringing lo up
+	// (openai/codex#15057), and then T1 is unavailable as a whole (TierAuto
+	// falls back to T2, a required T1 is refused naming the step).
+	netns, err := linuxsandbox.NewNetNS(true, nil, 0)
+	if err != nil {
+		return fmt.Errorf("cage: T1 probe: %w", err)
+	}
+	defer netns.Close()
 	ns, err := linuxsandbox.NamespaceCalls(&linuxsandbox.Namespace{UserNS: os.Geteuid() != 0, UID: os.Geteuid(), GID: os.Getegid(),
-		Mounts: []linux.Mount{{Kind: linux.MountReadOnly, Path: "/"}, {Kind: linux.MountWritable, Path: dir},
+		Net: netns, Mounts: []linux.Mount{{Kind: linux.MountReadOnly, Path: "/"}, {Kind: linux.MountWritable, Path: dir},
 			{Kind: linux.MountHide, Path: dir + "/d"}, {Kind: linux.MountHide, Path: dir + "/f"}}})
 	if err != nil {
 		return fmt.Errorf("cage: T1 probe: %w", err)

@@ -88,6 +88,7 @@ type Cmd struct {
 	// stops it; netLog its record after.
 	proxyMu    sync.Mutex
 	proxy      *egress.Proxy
+	fwd        *forwarder // a Linux T1 loopback run's forwarded host ports
 	netLog     []NetRequest
 	execTarget string // the target's kernel spelling, for ExecTargetOnly
 

@@ -13,3 +13,9 @@ func WithProxyNet(res egress.Resolver, d egress.Dialer) Option {
 func (c *Cage) SpawnCode(target, marker, temp string, proxyPort int) ([]byte, error) {
 	return c.planned.(*seatbeltPlan).code(target, marker, temp, proxyPort)
 }
+
+// WithProxyPort makes the run's proxy listen on port (at T2 on the host's
+// 127.0.0.1, at T1 on the run's own).
+func WithProxyPort(port int) Option {
+	return optionFunc(func(cfg *config) error { cfg.proxyPort = port; return nil })
+}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/procage-go/procage/internal/egress"
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/pathresolve"
 )
@@ -56,11 +60,35 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 	if err != nil {
 		return err
 	}
-	proxy, err := c.startProxy()
+	proxyCfg, isProxy, err := c.proxyConfig()
 	if err != nil {
 		return err
 	}
+	var proxy *egress.Proxy
+	nn := c.ownNetNS()
+	proxyInNS := isProxy && nn != nil && nn.Proxy
 	proxyPort := 0
+	switch {
+	case proxyInNS:
+		// The child listens on this port of its own 127.0.0.1 (nothing
+		// else is bound in a new namespace) and hands the listener over;
+		// the proxy is served on it once the child has executed.
+		proxyPort = 20000 + rand.IntN(40000)
+		if c.cfg.proxyPort != 0 {
+			proxyPort = c.cfg.proxyPort
+		}
+		env, _ = dedupEnv(append(env, egress.Env(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(proxyPort)))...))
+	case isProxy:
+		var ln net.Listener
+		if c.cfg.proxyPort != 0 {
+			if ln, err = net.Listen("tcp", netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(c.cfg.proxyPort)).String()); err != nil {
+				return fmt.Errorf("cage: starting the egress proxy: %w", err)
+			}
+		}
+		if proxy, err = egress.Start(proxyCfg, ln); err != nil {
+			return fmt.Errorf("cage: starting the egress proxy: %w", err)
+		}
+	}
 	if proxy != nil {
 		defer func() {
 			if err != nil {
@@ -125,6 +153,15 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 			return &ApplyError{Step: Step(se.Step), Call: cs.name(se), Errno: se.Err}
 		}
 		return applyError(err)
+	}
+	if cs.handoff != nil {
+		if err := cmd.serveNet(cs.handoff, proxyCfg, proxyInNS, nn); err != nil {
+			// The target runs already: end its process group and reap it.
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_, _ = forkexec.Wait(pid)
+			return err
+		}
 	}
 	p, err := os.FindProcess(pid)
 	if err != nil { // never on Unix; reap rather than leak

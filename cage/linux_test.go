@@ -135,15 +135,15 @@ func TestPolicyGapsAndHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	// PlanOnly: this is about the plan, on any kernel (an enforcing cage
-	// needs Landlock ABI 6).
-	c, err := cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly())
+	// needs Landlock ABI 6); T2, where loopback mode is a gap.
+	c, err := cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly(), cage.WithLinuxTier(cage.TierT2))
 	if err != nil {
 		t.Fatalf("New with the policy's accepted gaps: %v", err)
 	}
 	if c.Home() != "/home/saved" || len(c.LinuxPlan().Accepted) != 2 {
 		t.Errorf("Home() = %q, accepted %v; want the policy's home and both gaps", c.Home(), c.LinuxPlan().Accepted)
 	}
-	c, err = cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly(), cage.WithHome("/home/opt"))
+	c, err = cage.New(pol, cage.WithBackend(cage.BackendLinux), cage.PlanOnly(), cage.WithLinuxTier(cage.TierT2), cage.WithHome("/home/opt"))
 	if err != nil || c.Home() != "/home/opt" {
 		t.Errorf("WithHome over the policy's home: %v, %q", err, c.Home())
 	}

@@ -50,6 +50,7 @@ type Rlimit struct {
 
 type config struct {
 	proxyNet    *proxyNet
+	proxyPort   int // tests: the port the run's proxy listens on (0: chosen per run)
 	limit       int
 	rlimits     []Rlimit
 	tty         TTY

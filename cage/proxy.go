@@ -2,9 +2,11 @@ package cage
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/procage-go/procage/internal/egress"
 	"github.com/procage-go/procage/profile"
+	"github.com/procage-go/procage/profile/linux"
 )
 
 // NetRequest is one request of a run's egress proxy (a
@@ -34,26 +36,65 @@ type proxyNet struct {
 	dialer   egress.Dialer
 }
 
-// startProxy starts the run's egress proxy on 127.0.0.1 for a proxy-mode
-// policy; nil for another mode. One proxy per run, not per cage: its
+// proxyConfig is the run's egress proxy configuration for a proxy-mode
+// policy; false for another mode. One proxy per run, not per cage: its
 // record is the run's, and it ends with the run.
-func (c *Cage) startProxy() (*egress.Proxy, error) {
+func (c *Cage) proxyConfig() (egress.Config, bool, error) {
 	if mode, _ := c.policy.Network(); mode != profile.NetworkProxy {
-		return nil, nil
+		return egress.Config{}, false, nil
 	}
 	rules, err := egress.NewRules(c.policy.AllowedHosts(), c.policy.DeniedHosts(), c.policy.AllowedAddresses())
 	if err != nil {
-		return nil, fmt.Errorf("cage: %w", err) // profile.New checked them
+		return egress.Config{}, false, fmt.Errorf("cage: %w", err) // profile.New checked them
 	}
 	cfg := egress.Config{Rules: rules}
 	if n := c.cfg.proxyNet; n != nil {
 		cfg.Resolver, cfg.Dialer = n.resolver, n.dialer
 	}
-	p, err := egress.Start(cfg, nil)
-	if err != nil {
-		return nil, fmt.Errorf("cage: starting the egress proxy: %w", err)
+	return cfg, true, nil
+}
+
+// ownNetNS is the run's own network namespace of a Linux T1 plan, or nil.
+func (c *Cage) ownNetNS() *linux.NetNamespace {
+	if lp, ok := c.planned.(*linuxPlan); ok && lp.plan.Tier == linux.TierT1 {
+		return lp.plan.NetNS
 	}
-	return p, nil
+	return nil
+}
+
+// serveNet serves the listeners a T1 child handed over from its own
+// network namespace: the egress proxy on the one (proxy mode), or a
+// forwarder to the host's 127.0.0.1 for each named port.
+func (cmd *Cmd) serveNet(handoff func() ([]net.Listener, error), cfg egress.Config, proxy bool, nn *linux.NetNamespace) error {
+	lns, err := handoff()
+	if err != nil {
+		return fmt.Errorf("cage: %w", err)
+	}
+	cmd.proxyMu.Lock()
+	defer cmd.proxyMu.Unlock()
+	if proxy {
+		if len(lns) != 1 {
+			for _, l := range lns {
+				l.Close()
+			}
+			return fmt.Errorf("cage: BUG: %d proxy listeners", len(lns))
+		}
+		p, err := egress.Start(cfg, lns[0])
+		if err != nil {
+			lns[0].Close()
+			return fmt.Errorf("cage: starting the egress proxy: %w", err)
+		}
+		cmd.proxy = p
+		return nil
+	}
+	if nn == nil || len(lns) != len(nn.HostPorts) {
+		for _, l := range lns {
+			l.Close()
+		}
+		return fmt.Errorf("cage: BUG: %d listeners for the forwarded ports", len(lns))
+	}
+	cmd.fwd = startForward(lns, nn.HostPorts)
+	return nil
 }
 
 // NetLog returns the requests of the run's egress proxy (a proxy-mode
@@ -68,10 +109,15 @@ func (cmd *Cmd) NetLog() []NetRequest {
 	return cmd.netLog
 }
 
-// stopProxy ends the run's proxy and keeps its record.
+// stopProxy ends the run's proxy and keeps its record, and ends the
+// run's forwarders.
 func (cmd *Cmd) stopProxy() {
 	cmd.proxyMu.Lock()
 	defer cmd.proxyMu.Unlock()
+	if cmd.fwd != nil {
+		cmd.fwd.stop()
+		cmd.fwd = nil
+	}
 	if cmd.proxy == nil {
 		return
 	}

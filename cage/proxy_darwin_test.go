@@ -124,5 +124,5 @@ func TestSeatbeltProxyMode(t *testing.T) {
 		t.Errorf("record: %+v", log[0])
 	}
 
-	checkRunsApart(t, c, curl, port)
+	checkRunsApart(t, c, curl, port, true)
 }

@@ -44,9 +44,9 @@ func (testDialer) DialContext(ctx context.Context, network, address string) (net
 
 // checkRunsApart: each run of c has its own proxy and port, and a run's
 // confinement does not let it reach another run's proxy, even while that
-// proxy listens (this process reaches it: the control). curl asks allowed.test on
+// proxy listens (with control set, this process reaches it). curl asks allowed.test on
 // port through run A's proxy from run B.
-func checkRunsApart(t *testing.T, c *cage.Cage, curl string, port int) {
+func checkRunsApart(t *testing.T, c *cage.Cage, curl string, port int, control bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -76,6 +76,9 @@ func checkRunsApart(t *testing.T, c *cage.Cage, curl string, port int) {
 	}
 	if l := b.NetLog(); len(l) != 0 {
 		t.Errorf("run B's record: %+v", l)
+	}
+	if !control {
+		return // run A's proxy is not on the host's loopback at all
 	}
 	// Control, after the records: run A's proxy was there to reach.
 	conn, err := net.Dial("tcp", aAddr)

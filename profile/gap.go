@@ -29,7 +29,8 @@ const (
 	// UDP is then refused altogether. listen() on an unbound socket binds
 	// an ephemeral port itself, with no bind for Landlock to check
 	// (landlock-lsm/linux#15), so the child can also listen on an unlisted
-	// port on every interface.
+	// port on every interface. Linux tier T1 closes it with the run's own
+	// network namespace (except with AnyPort).
 	GapLoopback Gap = "network-loopback"
 	// GapLocalServices: network on, without opting in to every localhost
 	// port ([AnyPort]) and listening on every interface
@@ -54,7 +55,7 @@ const (
 	// executable.
 	GapExecTargetOnly Gap = "exec-target-only"
 	// GapProxyDirect: network proxy mode without the run's own network
-	// namespace. Landlock's TCP rules are per port, not per address
+	// namespace (Linux tier T2; T1 has one). Landlock's TCP rules are per port, not per address
 	// (LANDLOCK_ACCESS_NET_CONNECT_TCP, ABI 4), so a remote host listening
 	// on the proxy's port is reachable directly, around the proxy and its
 	// host rules. Accepted, the child may connect to that port only, on

@@ -309,7 +309,7 @@ func TestPlanLinkTarget(t *testing.T) {
 // in the words run's refusal uses. Accepted, the header line goes and the
 // plan marks it ACCEPTED GAP.
 func TestPlanShowsRefusedGaps(t *testing.T) {
-	args := []string{"plan", "--backend", "linux", "--read", "/tmp", "--network", "loopback", "--port", "8080", "--mach", "com.apple.x"}
+	args := []string{"plan", "--backend", "linux", "--tier", "t2", "--read", "/tmp", "--network", "loopback", "--port", "8080", "--mach", "com.apple.x"}
 	code, out, errs := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errs)

@@ -56,4 +56,8 @@
 //     directories are found by a bounded walk ([FindGitDirs]) when the
 //     caller asks, and a protected name that is a symbolic link is refused
 //     ([ErrCannotProtect]).
+//   - A T1 run's own network namespace ([NetNS]) listens for the caller on
+//     127.0.0.1 only, at most the ports given (each a descriptor reserved
+//     above the child's descriptor shuffle); a listener is fixed at spawn,
+//     so a port the run should serve itself cannot be one of them.
 package linuxsandbox

@@ -82,6 +82,9 @@ type Namespace struct {
 	Dir string
 	// Mounts are the plan's (and the spawn's) mounts.
 	Mounts []linux.Mount
+	// Net, if set, is the run's own network namespace (CLONE_NEWNET):
+	// every network mode but on ([NewNetNS]).
+	Net *NetNS
 	// Hosts are the git directories found beneath the writable trees when
 	// the cage was built ([FindGitDirs]); those still there are pinned.
 	GitDirs []string
@@ -99,6 +102,9 @@ func (ns *Namespace) Flags() uintptr {
 	flags := uintptr(unix.CLONE_NEWNS)
 	if ns.UserNS {
 		flags |= unix.CLONE_NEWUSER
+	}
+	if ns.Net != nil {
+		flags |= unix.CLONE_NEWNET
 	}
 	return flags
 }
@@ -286,7 +292,8 @@ var ErrCannotProtect = errors.New("a protected git name is a symbolic link, whic
 // concurrent spawns never share them):
 //
 //   - unshare(CLONE_NEWUSER|CLONE_NEWNS), or CLONE_NEWNS alone for root
-//     (see Namespace.UserNS); with a user namespace the child writes its
+//     (see Namespace.UserNS), with CLONE_NEWNET for Namespace.Net (then lo
+//     up and the listeners handed over: [NetNS]); with a user namespace the child writes its
 //     own /proc/self/setgroups ("deny"), uid_map and gid_map (one line
 //     mapping its id: user_namespaces(7)). A vfork child must: Go's
 //     syscall package turns vfork off for CLONE_NEWUSER and writes the
@@ -318,6 +325,9 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		b.writeFile("write /proc/self/setgroups", "/proc/self/setgroups", "deny")
 		b.writeFile("write /proc/self/uid_map", "/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", ns.UID, ns.UID))
 		b.writeFile("write /proc/self/gid_map", "/proc/self/gid_map", fmt.Sprintf("%d %d 1\n", ns.GID, ns.GID))
+	}
+	if ns.Net != nil {
+		ns.Net.calls(b)
 	}
 	b.call("mount propagation private", b.raw(unix.SYS_MOUNT, 0, b.cstr("/"), 0, unix.MS_REC|unix.MS_PRIVATE, 0))
 	b.call("mount_setattr / read-only", b.raw(unix.SYS_MOUNT_SETATTR, atFDCWD, b.cstr("/"), atRecursive, b.attr(mountAttrRdonly, 0), 32))

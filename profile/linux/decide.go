@@ -315,6 +315,10 @@ func argValue(s string) (uint64, error) {
 // EACCES is Landlock's answer to an access no rule allows.
 const EACCES Errno = 13
 
+// ENETUNREACH is what a connect to a host outside a T1 run's own network
+// namespace gets: no interface but its lo (errno.h).
+const ENETUNREACH Errno = 101
+
 // ENOENT is what a T1 run sees beneath a protected store's empty mount.
 const ENOENT Errno = 2
 
@@ -645,6 +649,19 @@ func (pl *Plan) decideSocket(d Decision) (Decision, error) {
 		d.Note = fmt.Sprintf("Landlock does not restrict connect() to a path-named Unix socket before ABI 9 (planned %d)", pl.ABI)
 		return d, nil
 	}
+	if n := pl.NetNS; n != nil {
+		// The run's own network namespace: its lo (if up) is all there is.
+		if !n.Loopback || (a.Host != "" && !isLoopback(a.Host)) {
+			d.Errno = ENETUNREACH
+			d.Note = "the run's own network namespace: " + n.String()
+			return d, nil
+		}
+		if a.Op == OpConnect && slices.Contains(n.HostPorts, a.Port) {
+			d.Note = fmt.Sprintf("the run's own 127.0.0.1:%d, forwarded by the caller to the host's", a.Port)
+		} else {
+			d.Note = "the run's own loopback, not the host's"
+		}
+	}
 	right := NetConnectTCP
 	if a.Op == OpBind {
 		right = NetBindTCP
@@ -660,12 +677,13 @@ func (pl *Plan) decideSocket(d Decision) (Decision, error) {
 		d.Errno = EACCES
 		return d, nil
 	}
-	switch pl.Network {
-	case profile.NetworkLoopback:
+	switch {
+	case pl.NetNS != nil:
+	case pl.Network == profile.NetworkLoopback:
 		d.Gaps = pl.accepted(profile.GapLoopback)
-	case profile.NetworkProxy:
+	case pl.Network == profile.NetworkProxy:
 		d.Gaps = pl.accepted(profile.GapProxyDirect)
-	case profile.NetworkOn:
+	case pl.Network == profile.NetworkOn:
 		if a.Op == OpBind || isLoopback(a.Host) {
 			d.Gaps = pl.accepted(profile.GapLocalServices)
 		}
@@ -696,6 +714,8 @@ func (d Decision) String() string {
 		fmt.Fprintf(&b, "allowed by seccomp: no rule matches %s on %s", d.Access, d.Access.Arch.Name)
 	case d.Access.Op == OpConnect && d.Access.Path != "":
 		fmt.Fprintf(&b, "allowed: socket(AF_UNIX) by seccomp")
+	case d.Errno == ENETUNREACH:
+		fmt.Fprintf(&b, "denied (ENETUNREACH) at tier T1: %s is not the run's own loopback", d.Access.Host)
 	case d.Access.Op == OpConnect || d.Access.Op == OpBind:
 		right := "connect_tcp"
 		if d.Access.Op == OpBind {

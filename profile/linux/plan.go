@@ -103,6 +103,9 @@ type Plan struct {
 	Forking bool
 	// Network is the policy's network mode.
 	Network profile.NetworkMode
+	// NetNS is a T1 run's own network namespace; nil where the run keeps
+	// the host's (T2, network on, loopback with every port).
+	NetNS *NetNamespace
 	// Accepted are the gaps present and accepted: not enforced.
 	Accepted []profile.GapPart
 	// Refused are the gaps present and not accepted: a plan that has them
@@ -209,11 +212,25 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		// seccomp enforces it on any ABI; from ABI 4 Landlock's TCP rights
 		// (handled, no port allowed) add a second layer.
 		pl.HandledNet = NetBindTCP | NetConnectTCP
+		if pl.Tier == TierT1 {
+			pl.NetNS = &NetNamespace{} // no interface up
+		}
 	case profile.NetworkLoopback:
-		gaps = append(gaps, profile.GapPart{Gap: profile.GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port, and listen() without bind() listens on an unlisted ephemeral port on every interface (landlock-lsm/linux#15)"})
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.why = "network loopback: TCP sockets only"
+		if pl.Tier == TierT1 && !anyPort {
+			// The run's own network namespace: its own lo, and the named
+			// host ports through the cage's forwarders. No Landlock port
+			// rule: every port of its own lo is the run's.
+			nn := &NetNamespace{Loopback: true}
+			for _, port := range ports {
+				nn.HostPorts = append(nn.HostPorts, uint16(port))
+			}
+			pl.NetNS = nn
+			break
+		}
+		gaps = append(gaps, profile.GapPart{Gap: profile.GapLoopback, Detail: "Landlock filters TCP by port, not address: any host is reachable on an allowed port, and listen() without bind() listens on an unlisted ephemeral port on every interface (landlock-lsm/linux#15)"})
 		if !anyPort {
 			ns.restrictedPorts = true
 			pl.HandledNet = NetBindTCP | NetConnectTCP
@@ -230,7 +247,14 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		if env.ProxyPort > 0 {
 			port = strconv.Itoa(env.ProxyPort)
 		}
-		gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%s) is reachable directly, around the proxy", port)})
+		if pl.Tier == TierT1 {
+			// The run's own network namespace, whose only way out is the
+			// proxy's listener on its lo; the port rule stays as a second
+			// layer where Landlock has one.
+			pl.NetNS = &NetNamespace{Loopback: true, Proxy: true}
+		} else {
+			gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%s) is reachable directly, around the proxy", port)})
+		}
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true
 		ns.restrictedPorts = true
@@ -239,7 +263,9 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		if env.ProxyPort > 0 && env.ProxyPort <= 65535 {
 			pl.NetRules = append(pl.NetRules, NetRule{Port: uint16(env.ProxyPort), Access: NetConnectTCP})
 		}
-		needs = append(needs, abiNeed{4, "TCP port rules"})
+		if pl.NetNS == nil {
+			needs = append(needs, abiNeed{4, "TCP port rules"})
+		}
 	case profile.NetworkOn:
 		if !anyPort || !p.ListensAnyInterface() {
 			gaps = append(gaps, profile.GapPart{Gap: profile.GapLocalServices, Detail: "Landlock filters TCP by port, not address: localhost services stay reachable on every port, and the child may listen on every interface"})

@@ -2,6 +2,7 @@ package linux_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/procage-go/procage/profile"
@@ -55,5 +56,76 @@ func TestProxyGap(t *testing.T) {
 	env.ProxyPort = 0
 	if pl, err := linux.Lower(p, env); err != nil || len(pl.NetRules) != 0 || pl.HandledNet&linux.NetConnectTCP == 0 {
 		t.Errorf("without a port: %v, %+v", err, pl)
+	}
+}
+
+// TestT1NetNamespace: at T1 loopback (named ports) and proxy mode get the
+// run's own network namespace and no gap; network on keeps the host's
+// (and its gap), as does loopback with every port; T2 keeps the gaps.
+func TestT1NetNamespace(t *testing.T) {
+	env := linux.Env{Env: profile.Env{Home: "/home/me", ProxyPort: 41234}, Tier: linux.TierT1}
+	for _, c := range []struct {
+		name string
+		opts []profile.Option
+		ns   bool
+		gap  profile.Gap
+	}{
+		{"off", nil, true, ""},
+		{"loopback", []profile.Option{profile.Network(profile.NetworkLoopback, 5432, 6379)}, true, ""},
+		{"loopback-any", []profile.Option{profile.Network(profile.NetworkLoopback, profile.AnyPort)}, false, profile.GapLoopback},
+		{"proxy", []profile.Option{profile.AllowHosts("github.com")}, true, ""},
+		{"on", []profile.Option{profile.Network(profile.NetworkOn)}, false, profile.GapLocalServices},
+	} {
+		p, err := profile.New(profile.BaseV1, c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := linux.Lower(p, env)
+		var ge *profile.GapError
+		switch {
+		case c.gap == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		case c.gap != "" && (!errors.As(err, &ge) || !ge.Has(c.gap)):
+			t.Errorf("%s: %v, want gap %s", c.name, err, c.gap)
+		}
+		if (pl.NetNS != nil) != c.ns {
+			t.Errorf("%s: NetNS %v, want own %v", c.name, pl.NetNS, c.ns)
+		}
+		t2 := env
+		t2.Tier = linux.TierT2
+		if pl2, _ := linux.Lower(p, t2); pl2.NetNS != nil {
+			t.Errorf("%s at T2: NetNS %v", c.name, pl2.NetNS)
+		}
+	}
+	p, err := profile.New(profile.BaseV1, profile.Network(profile.NetworkLoopback, 5432))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := linux.Lower(p, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(pl.String(), "TCP port rules") || pl.HandledNet != 0 || len(pl.NetNS.HostPorts) != 1 || pl.NetNS.HostPorts[0] != 5432 {
+		t.Errorf("loopback at T1: HandledNet %v, NetNS %+v\n%s", pl.HandledNet, pl.NetNS, pl)
+	}
+	for _, c := range []struct {
+		op    linux.Op
+		host  string
+		port  uint16
+		errno linux.Errno
+	}{
+		{linux.OpConnect, "127.0.0.1", 5432, 0}, // forwarded to the host's
+		{linux.OpConnect, "127.0.0.1", 8080, 0}, // the run's own server, if it has one
+		{linux.OpBind, "127.0.0.1", 8080, 0},    // its own lo
+		{linux.OpConnect, "10.0.0.1", 5432, linux.ENETUNREACH},
+	} {
+		d, err := pl.Decide(linux.Access{Op: c.op, Host: c.host, Port: c.port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Errno != c.errno || d.Allowed != (c.errno == 0) || len(d.Gaps) != 0 {
+			t.Errorf("%v %s:%d: %s, want errno %v", c.op, c.host, c.port, d, c.errno)
+		}
 	}
 }

@@ -41,6 +41,8 @@ func (e Errno) String() string {
 		return "ENOENT"
 	case EROFS:
 		return "EROFS"
+	case ENETUNREACH:
+		return "ENETUNREACH"
 	}
 	return "errno " + strconv.Itoa(int(e))
 }

@@ -35,6 +35,9 @@ func (pl *Plan) String() string {
 		fmt.Fprintf(&b, "mount %-9s %s: %s\n", m.Kind, plantext.Word(m.Path), m.Why)
 	}
 	fmt.Fprintf(&b, "network: %s\n", pl.Network)
+	if pl.Tier == TierT1 {
+		fmt.Fprintf(&b, "network namespace: %s\n", pl.NetNS)
+	}
 	for _, r := range pl.Seccomp {
 		fmt.Fprintf(&b, "seccomp %s  # %s\n", r, r.Why)
 	}
@@ -65,6 +68,7 @@ type planJSON struct {
 	Rules      []ruleJSON     `json:"rules"`
 	NetRules   []netRuleJSON  `json:"net_rules"`
 	Network    string         `json:"network"`
+	NetNS      *netNSJSON     `json:"network_namespace,omitempty"`
 	Forking    bool           `json:"forking"`
 	Seccomp    []seccompJSON  `json:"seccomp"`
 	Accepted   []gapPartJSON  `json:"accepted_gaps"`
@@ -72,6 +76,12 @@ type planJSON struct {
 	Denied     []denialJSON   `json:"hard_denied"`
 	Arches     map[string]int `json:"seccomp_program_length"`
 	Ceilings   map[string]int `json:"seccomp_enosys_above"`
+}
+
+type netNSJSON struct {
+	Loopback  bool     `json:"loopback"`
+	HostPorts []uint16 `json:"host_ports"`
+	Proxy     bool     `json:"proxy"`
 }
 
 type mountJSON struct {
@@ -135,6 +145,9 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 	}
 	for _, m := range pl.Mounts {
 		j.Mounts = append(j.Mounts, mountJSON(m))
+	}
+	if n := pl.NetNS; n != nil {
+		j.NetNS = &netNSJSON{Loopback: n.Loopback, HostPorts: append([]uint16{}, n.HostPorts...), Proxy: n.Proxy}
 	}
 	for _, n := range pl.needs {
 		j.Needs = append(j.Needs, fmt.Sprintf("ABI %d: %s", n.abi, n.what))

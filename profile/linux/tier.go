@@ -41,6 +41,51 @@ func (t Tier) what() string {
 	return "Landlock and seccomp"
 }
 
+// NetNamespace is a T1 run's own network namespace (network_namespaces(7)),
+// entered with the user and mount namespaces: only the interfaces it
+// brings up, no route to the host's, and its own abstract Unix socket
+// names (unix(7): the abstract namespace is per network namespace).
+type NetNamespace struct {
+	// Loopback: the child brings its lo up (ioctl SIOCSIFFLAGS), so the
+	// run's own 127.0.0.1 and ::1 work. Without it (network off) no
+	// interface is up: every connect fails with ENETUNREACH.
+	Loopback bool
+	// HostPorts are the host's 127.0.0.1 ports the run reaches (loopback
+	// mode's ports): the child listens on 127.0.0.1:PORT in its namespace
+	// and hands the listener to the caller (SCM_RIGHTS, unix(7)), which
+	// forwards each connection to the host's 127.0.0.1:PORT.
+	HostPorts []uint16
+	// Proxy: the child listens on a port of its 127.0.0.1 for the run's
+	// egress proxy and hands the listener to the caller, which serves the
+	// proxy on it: the only way out.
+	Proxy bool
+}
+
+// String describes the namespace for the plan's text.
+func (n *NetNamespace) String() string {
+	if n == nil {
+		return "the host's"
+	}
+	var parts []string
+	switch {
+	case !n.Loopback:
+		parts = append(parts, "own, no interface up")
+	default:
+		parts = append(parts, "own, lo up")
+	}
+	if len(n.HostPorts) > 0 {
+		ps := make([]string, len(n.HostPorts))
+		for i, p := range n.HostPorts {
+			ps[i] = fmt.Sprint(p)
+		}
+		parts = append(parts, "host 127.0.0.1 ports "+strings.Join(ps, ",")+" forwarded by the caller")
+	}
+	if n.Proxy {
+		parts = append(parts, "only way out: the run's egress proxy, served by the caller on a listener in the namespace")
+	}
+	return strings.Join(parts, "; ")
+}
+
 // MountKind is what one of a T1 plan's mounts does.
 type MountKind string
 
