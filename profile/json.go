@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -437,21 +438,55 @@ func fieldType(t reflect.Type, key string) (reflect.Type, bool) {
 func (l *locator) syntax(err error, at int64) error {
 	var se *json.SyntaxError
 	switch {
+	case errors.As(err, &se) && strings.Contains(se.Error(), "unexpected end of JSON input"):
+		// Go 1.27's encoding/json reports a truncated input this way.
+		return &Error{Err: errors.New("unexpected end of the policy"), pos: int64(len(l.data)) + 1}
 	case errors.As(err, &se):
-		at = se.Offset // the bytes before the offending one
-		return &Error{Err: errors.New(strings.TrimPrefix(se.Error(), "json: ")), pos: at + 1}
+		return &Error{Err: errors.New(strings.TrimPrefix(se.Error(), "json: ")), pos: l.offending(se) + 1}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return &Error{Err: errors.New("unexpected end of the policy"), pos: int64(len(l.data)) + 1}
 	}
 	return &Error{Err: err, pos: at + 1}
 }
 
-// find returns the recorded path that encoding/json's dotted field (no
-// indices) names and that starts last before off, with its offset.
+// offending returns the offset of the byte a syntax error names: a
+// Decoder's Token counts the bytes before it up to Go 1.26 and the byte
+// too from Go 1.27, so the offset is checked against the character the
+// message quotes ("invalid character 'x' ...").
+func (l *locator) offending(se *json.SyntaxError) int64 {
+	at := se.Offset
+	msg := se.Error()
+	i := strings.Index(msg, "invalid character '")
+	if i < 0 {
+		return at
+	}
+	rest := msg[i+len("invalid character "):]
+	j := strings.Index(rest[1:], "' ")
+	if j < 0 {
+		return at
+	}
+	c, _, tail, err := strconv.UnquoteChar(rest[1:j+1], '\'')
+	if err != nil || tail != "" || c > 0x7f {
+		return at
+	}
+	switch {
+	case at >= 0 && at < int64(len(l.data)) && l.data[at] == byte(c):
+		return at
+	case at > 0 && at <= int64(len(l.data)) && l.data[at-1] == byte(c):
+		return at - 1
+	}
+	return at
+}
+
+// find returns the recorded path that encoding/json's dotted field names
+// and that starts last before off, with its offset. Up to Go 1.26 the
+// field has no indices (fs.access); from Go 1.27 an index is a path
+// element of its own (fs.0.access).
 func (l *locator) find(field string, off int64) (string, int64) {
 	best, bestAt := field, int64(-1)
+	indexed := bracketIndices(field)
 	for p, at := range l.at {
-		if at < off && at > bestAt && stripIndices(p) == field {
+		if at < off && at > bestAt && (stripIndices(p) == field || p == indexed) {
 			best, bestAt = p, at
 		}
 	}
@@ -459,6 +494,22 @@ func (l *locator) find(field string, off int64) (string, int64) {
 		return field, off
 	}
 	return best, bestAt
+}
+
+// bracketIndices writes Go 1.27's fs.0.access as fs[0].access.
+func bracketIndices(field string) string {
+	var b strings.Builder
+	for i, e := range strings.Split(field, ".") {
+		switch {
+		case e != "" && strings.Trim(e, "0123456789") == "":
+			b.WriteString("[" + e + "]")
+		case i > 0:
+			b.WriteString("." + e)
+		default:
+			b.WriteString(e)
+		}
+	}
+	return b.String()
 }
 
 func stripIndices(p string) string {
