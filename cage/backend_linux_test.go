@@ -38,21 +38,43 @@ func TestLinuxOldABI(t *testing.T) {
 			real := linuxsandbox.KernelABI
 			linuxsandbox.KernelABI = func() int { return tt.abi }
 			defer func() { linuxsandbox.KernelABI = real }()
-			checkABIVerdict(t, tt.abi, nil, 6)
-			checkABIVerdict(t, tt.abi, []profile.Option{profile.Waive(profile.ProcessAccess)}, 3)
+			checkABIVerdict(t, tt.abi, cage.TierT2, nil, 6)
+			checkABIVerdict(t, tt.abi, cage.TierT2, []profile.Option{profile.Waive(profile.ProcessAccess)}, 3)
+		})
+	}
+}
+
+// TestLinuxOldABIT1: at T1 the run's pid and network namespaces keep its
+// signals and abstract sockets in, and read-only mounts stop truncation
+// outside the writable trees, so Base V1 needs no Landlock ABI beyond 1
+// (the "a policy runs on ABI 1-5 kernels"); with the host's
+// network, abstract sockets still need ABI 6's scope.
+func TestLinuxOldABIT1(t *testing.T) {
+	requireT1Here(t)
+	kernel := linuxsandbox.KernelABI()
+	for _, abi := range []int{kernel, 5, 2, 1} {
+		if abi > kernel {
+			continue // pretending needs a kernel at least that new
+		}
+		t.Run(fmt.Sprint("abi-", abi), func(t *testing.T) {
+			real := linuxsandbox.KernelABI
+			linuxsandbox.KernelABI = func() int { return abi }
+			defer func() { linuxsandbox.KernelABI = real }()
+			checkABIVerdict(t, abi, cage.TierT1, nil, 1)
+			checkABIVerdict(t, abi, cage.TierT1, []profile.Option{profile.Network(profile.NetworkOn)}, 6)
 		})
 	}
 }
 
 // checkABIVerdict: at ABI abi, New of Base V1 with opts is refused by name
 // when abi < need, and otherwise plans for abi, needs exactly need and runs.
-func checkABIVerdict(t *testing.T, abi int, opts []profile.Option, need int) {
+func checkABIVerdict(t *testing.T, abi int, tier cage.LinuxTier, opts []profile.Option, need int) {
 	t.Helper()
 	pol, err := profile.New(profile.BaseV1, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cage.New(pol, cage.WithHome(t.TempDir()))
+	c, err := cage.New(pol, cage.WithHome(t.TempDir()), cage.WithLinuxTier(tier), cage.AcceptGaps(profile.GapLocalServices))
 	if abi < need {
 		ue, isUE := errors.AsType[*cage.UnsupportedError](err)
 		ae, isAE := errors.AsType[*linuxsandbox.ABIError](err)
@@ -67,7 +89,7 @@ func checkABIVerdict(t *testing.T, abi int, opts []profile.Option, need int) {
 		t.Fatalf("New at ABI %d (%d options): %v", abi, len(opts), err)
 	}
 	p := c.LinuxPlan()
-	if p.ABI != min(abi, linux.MaxABI) || p.MinABI != need || (need < 6 && p.Scopes != 0) {
+	if p.ABI != min(abi, linux.MaxABI) || p.MinABI != need || (abi < 6 && p.Scopes != 0) {
 		t.Errorf("plan ABI %d, min %d, scopes %s; want ABI %d, min %d", p.ABI, p.MinABI, p.Scopes, min(abi, linux.MaxABI), need)
 	}
 	if err := c.Command(t.Context(), "/bin/true").Run(); err != nil {

@@ -101,7 +101,11 @@ func TestT1DevShmPrivate(t *testing.T) {
 		t.Run(tier.String(), func(t *testing.T) {
 			c := tierCage(t, tier, []profile.Option{profile.Fork(), profile.Read("/dev/shm")}, cage.WithPrivateTemp())
 			script := `ls /dev/shm/` + name + ` >/dev/null 2>&1 && echo host-visible; echo x > /dev/shm/mine && echo shm-writable; echo y > /tmp/mine && echo tmp-writable; echo z > "$TMPDIR/f" && echo tmpdir-writable; true`
-			out, err := c.Command(t.Context(), "/bin/sh", "-c", script).CombinedOutput()
+			cmd := c.Command(t.Context(), "/bin/sh", "-c", script)
+			// Not the package directory: in a clone under /tmp the private
+			// /tmp would cover it, so the cage leaves /tmp the host's.
+			cmd.Dir = "/"
+			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("run: %v (%q)", err, out)
 			}

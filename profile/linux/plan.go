@@ -158,7 +158,12 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 
 	// Filesystem: handle every right the ABI knows, so none is left open.
 	pl.HandledFS = fsRightsAt(abi)
-	needs := []abiNeed{{3, "truncate is handled (before ABI 3 a read-only file could be truncated)"}}
+	var needs []abiNeed
+	if pl.Tier != TierT1 {
+		// At T1 everything outside the writable trees is on a read-only
+		// mount, where truncate fails with EROFS whatever Landlock handles.
+		needs = append(needs, abiNeed{3, "truncate is handled (before ABI 3 a read-only file could be truncated)"})
+	}
 	pl.Rules = append(pl.Rules, baseV1Rules()...)
 	// Hard-deny classes: a rule loses the rights a class refuses on the
 	// protected path it lies at or beneath; a protected path inside an
@@ -296,9 +301,18 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	// Process access: ptrace is limited to the domain from ABI 1; signals
 	// and abstract Unix sockets outside the domain are scoped from ABI 6.
 	// Waiving the class drops the scopes (and their ABI need).
+	// At T1 the run's own pid namespace already keeps its signals in (a
+	// process outside it has no pid there: pid_namespaces(7)) and its own
+	// network namespace its abstract sockets (unix(7)); the scopes stay
+	// as a second layer where the kernel has them.
 	if !p.Waived(profile.ProcessAccess) {
 		pl.Scopes = ScopeSignal | ScopeAbstractUnixSocket
-		needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
+		switch {
+		case pl.Tier != TierT1:
+			needs = append(needs, abiNeed{6, "signal and abstract Unix socket scoping (process-access)"})
+		case pl.NetNS == nil:
+			needs = append(needs, abiNeed{6, "abstract Unix socket scoping (process-access; the network is the host's)"})
+		}
 	}
 	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess), pl.Tier)
 
