@@ -125,8 +125,8 @@
 // waived or the gap accepted by name ([AcceptGaps], or the policy's own
 // profile.AcceptGaps); a [PlanOnly] cage shows the plan of such a policy,
 // each refused part listed, for review. A kernel whose
-// Landlock ABI is older than the plan needs (6, Linux 6.12, by default) is
-// an [*UnsupportedError] naming the kernel.
+// Landlock ABI is older than the plan needs (at T2 6, Linux 6.12, by
+// default; at T1 any) is an [*UnsupportedError] naming the kernel.
 //
 //	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"),
 //		profile.Waive(profile.TrustHandoff)) // git hooks in /tmp/build are writable
