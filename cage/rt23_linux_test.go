@@ -1,0 +1,151 @@
+package cage_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
+	"github.com/procage-go/procage/profile"
+)
+
+// Red-team canaries for issue 23 (a proxy-mode run on Linux, T2 with the
+// gap network-proxy-direct accepted).
+
+// rt23Cage is a proxy-mode cage allowing allowed.test, and an upstream on
+// 127.0.0.2 that answers "upstream PATH".
+func rt23Cage(t *testing.T) (*cage.Cage, int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "upstream %s", r.URL.Path)
+	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p, err := profile.New(profile.BaseV1, profile.AllowHosts("allowed.test"), profile.Fork())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cage.New(p, cage.AcceptGaps(profile.GapProxyDirect), cage.WithProxyNet(testResolver{"allowed.test": {proxyPublic}}, testDialer{}))
+	skipIfTooOld(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestRT23ProxyForeignPeer: a run's proxy listens on 127.0.0.1 and serves
+// whoever connects: any process of any user on the host (here: a curl
+// outside the run, as nobody when the test is root) egresses with the
+// run's allowlist, and its requests land in the run's record as the
+// child's. Nothing (a per-run credential in the proxy URLs, a check of
+// the peer) ties the proxy to its run, and the package docs do not say so.
+func TestRT23ProxyForeignPeer(t *testing.T) {
+	const curl = "/usr/bin/curl"
+	testenv.RequireProgram(t, curl)
+	c, port := rt23Cage(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := c.Command(ctx, "/bin/sh", "-c", `echo "$HTTP_PROXY"; exec /bin/sleep 60`)
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = run.Kill(); _ = run.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxyURL := strings.TrimSpace(line)
+	foreign := exec.CommandContext(ctx, curl, "-sS", "--max-time", "10", "--proxy", proxyURL, fmt.Sprintf("http://allowed.test:%d/foreign", port))
+	who := "this process's user"
+	if os.Geteuid() == 0 {
+		foreign.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		who = "nobody"
+	}
+	out, err := foreign.CombinedOutput()
+	t.Logf("curl as %s, outside the run, through %s: %v %q", who, proxyURL, err, out)
+	if bytes.Contains(out, []byte("upstream /foreign")) {
+		t.Errorf("a process outside the run (as %s) reached allowed.test through the run's proxy", who)
+	}
+	for _, r := range run.NetLog() {
+		t.Logf("run's record: %v", r)
+	}
+}
+
+// TestRT23ProxyModeListen: a proxy-mode child cannot bind TCP (Landlock
+// handles bind, no port allowed), but listen() on an unbound socket
+// autobinds an ephemeral port on every interface (landlock-lsm/linux#15;
+// the gap loopback names it, network-proxy-direct does not): any host that
+// reaches this machine connects in, and the child sends it what it reads,
+// around the proxy and its record.
+func TestRT23ProxyModeListen(t *testing.T) {
+	const py = "/usr/bin/python3"
+	testenv.RequireProgram(t, py)
+	c, _ := rt23Cage(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	script := `import socket,sys
+s = socket.socket()
+try:
+    s.listen(1)
+except OSError as e:
+    print("refused", e.errno, flush=True); sys.exit(0)
+print(s.getsockname()[1], flush=True)
+s.settimeout(20)
+c, _ = s.accept()
+c.sendall(b"secret from the cage")
+c.close()
+`
+	run := c.Command(ctx, py, "-c", script)
+	stdout, err := run.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = run.Kill(); _ = run.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("child: %v %s", err, stderr.String())
+	}
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "refused") {
+		t.Logf("listen refused in the cage: %s", line)
+		return
+	}
+	// 127.0.0.2 stands for any address of this machine: the socket
+	// listens on 0.0.0.0.
+	conn, err := net.DialTimeout("tcp", "127.0.0.2:"+line, 5*time.Second)
+	if err != nil {
+		t.Logf("connect to the child's port %s: %v", line, err)
+		return
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	got, _ := io.ReadAll(conn)
+	t.Errorf("a proxy-mode child listened on 0.0.0.0:%s and a peer outside the run read %q from it (record: %v)", line, got, run.NetLog())
+}
