@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/procage-go/procage/internal/egress/hostrule"
 )
@@ -222,12 +223,40 @@ func (p *Proxy) begin(proto Proto, method, host string, port int) *Request {
 	return r
 }
 
-// finish stores a finished record.
+// finish stores a finished record, its client-chosen text clipped: a
+// request line may be as long as the header limit (1 MiB), and the record
+// lives as long as the run's.
 func (p *Proxy) finish(r *Request) {
 	r.Duration = time.Since(r.Start)
+	r.Method = clip(r.Method, maxRecordMethod)
+	r.Host = clip(r.Host, maxRecordHost)
+	r.Reason = clip(r.Reason, maxRecordText)
+	r.Err = clip(r.Err, maxRecordText)
 	p.mu.Lock()
 	p.records = append(p.records, *r)
 	p.mu.Unlock()
+}
+
+// The longest text a record keeps of a method, a host (a DNS name has at
+// most 253 characters, RFC 1035 2.3.4) and a reason or error.
+const (
+	maxRecordMethod = 64
+	maxRecordHost   = 255
+	maxRecordText   = 1024
+)
+
+// clip shortens s to at most limit bytes (on a rune boundary), saying how
+// long it was.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	mark := fmt.Sprintf("...(%d bytes)", len(s))
+	n := max(limit-len(mark), 0)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + mark
 }
 
 func (p *Proxy) acceptLoop() {

@@ -49,17 +49,19 @@ func TestRT23RecordHugeHost(t *testing.T) {
 	huge := strings.Repeat("a", 300<<10) + ".test"
 	rawRequest(t, f, "GET http://"+huge+"/ HTTP/1.1\r\nHost: x\r\n\r\n")
 	rawRequest(t, f, "CONNECT "+huge+":443 HTTP/1.1\r\nHost: x\r\n\r\n")
+	// A method is a token of any length (RFC 9110 9.1).
+	rawRequest(t, f, strings.Repeat("M", 300<<10)+" http://denied.test/ HTTP/1.1\r\nHost: x\r\n\r\n")
 	_ = f.p.Stop()
 	recs := f.p.Records()
-	if len(recs) != 2 {
-		t.Fatalf("%d records, want 2: %v", len(recs), recs)
+	if len(recs) != 3 {
+		t.Fatalf("%d records, want 3: %v", len(recs), recs)
 	}
 	for _, r := range recs {
 		if r.Allowed() {
 			t.Errorf("allowed: %v", r)
 		}
-		if n := len(r.Host) + len(r.Reason) + len(r.Err) + len(r.Rule); n > 4096 {
-			t.Errorf("%s record keeps %d bytes of host text (Host %d, Reason %d): a refused request's record should be bounded", r.Proto, n, len(r.Host), len(r.Reason))
+		if n := len(r.Method) + len(r.Host) + len(r.Reason) + len(r.Err) + len(r.Rule); n > 4096 {
+			t.Errorf("%s record keeps %d bytes of the client's text (Method %d, Host %d, Reason %d): a refused request's record should be bounded", r.Proto, n, len(r.Method), len(r.Host), len(r.Reason))
 		}
 	}
 }
