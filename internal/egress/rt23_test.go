@@ -2,12 +2,15 @@ package egress
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -264,6 +267,184 @@ func TestRT23HostTricks(t *testing.T) {
 	for _, r := range f.p.Records() {
 		if r.Allowed() && r.Host != "allowed.test" {
 			t.Errorf("allowed: %v", r)
+		}
+	}
+}
+
+// blockDialer blocks every dial until its context ends.
+type blockDialer struct{}
+
+func (blockDialer) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestRT23StopWhileBlocked (holds today, a regression): a run's Wait stops
+// the proxy; a child cannot make that hang with requests in every
+// blocking state: a forwarded request whose upstream never answers, a
+// CONNECT and a SOCKS5 request whose dial never completes, a header sent
+// one byte at a time, a SOCKS5 greeting cut short, an upgraded stream.
+func TestRT23StopWhileBlocked(t *testing.T) {
+	before := runtime.NumGoroutine()
+	silent, err := net.Listen("tcp", lo2.String()+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // accept, read nothing, answer nothing
+		}
+	}()
+	sp := silent.Addr().(*net.TCPAddr).Port
+	rules, err := NewRules([]string{"allowed.test", "slow.test"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := &mapDialer{m: map[netip.Addr]netip.Addr{pubA: lo2}}
+	names := map[string][]netip.Addr{"allowed.test": {pubA}, "slow.test": {pubB}}
+	var d Dialer = dialerFunc(func(ctx context.Context, n, a string) (net.Conn, error) {
+		if ap, _ := netip.ParseAddrPort(a); ap.Addr() == pubB {
+			return blockDialer{}.DialContext(ctx, n, a)
+		}
+		return dl.DialContext(ctx, n, a)
+	})
+	p, err := Start(Config{Rules: rules, Resolver: newResolver(names), Dialer: d}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(text string) net.Conn {
+		c, err := net.Dial("tcp", p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		_, _ = io.WriteString(c, text)
+		return c
+	}
+	send(fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", sp))
+	send("CONNECT slow.test:443 HTTP/1.1\r\nHost: slow.test:443\r\n\r\n")
+	send("\x05\x01\x00\x05\x01\x00\x03\x09slow.test\x01\xbb")
+	send("\x05\x02\x00")
+	slow := send("G")
+	go func() {
+		for _, b := range []byte("ET http://allowed.test/ HTTP/1.1\r\n") {
+			time.Sleep(50 * time.Millisecond)
+			if _, err := slow.Write([]byte{b}); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- p.Stop() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("Stop hangs:\n%s", buf[:runtime.Stack(buf, true)])
+	}
+	t.Logf("Stop took %v", time.Since(start))
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before+1 { // +1: the silent listener's
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Stop, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+	for _, r := range p.Records() {
+		t.Logf("record: %v", r)
+	}
+}
+
+type dialerFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+func (f dialerFunc) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	return f(ctx, network, address)
+}
+
+// TestRT23ConnectionFlood: the proxy runs in the caller's process and
+// accepts every connection a child opens, without a limit: each costs the
+// caller a descriptor and goroutines for as long as HandshakeTimeout (30s
+// by default; a keep-alive client resets it with a byte a minute, the
+// IdleTimeout). A forking child opens thousands and exhausts the caller's
+// descriptors (its other runs, its own files). 1024 stands for any bound.
+func TestRT23ConnectionFlood(t *testing.T) {
+	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
+	const n = 2000
+	before := runtime.NumGoroutine()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range n {
+		c, err := net.Dial("tcp", f.p.Addr().String())
+		if err != nil {
+			t.Logf("dial %d: %v", len(conns), err)
+			break
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// Each accepted connection runs at least one goroutine until its
+	// handshake times out.
+	held := runtime.NumGoroutine() - before
+	t.Logf("%d connections open, %d goroutines more in the caller", len(conns), held)
+	if held > 1024 {
+		t.Errorf("the proxy holds %d goroutines (a descriptor each) for %d idle connections of one child: no bound", held, len(conns))
+	}
+}
+
+// nameRecorder records the names the proxy asks it for.
+type nameRecorder struct {
+	mu    sync.Mutex
+	asked []string
+	res   *mapResolver
+}
+
+func (r *nameRecorder) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	r.mu.Lock()
+	r.asked = append(r.asked, host)
+	r.mu.Unlock()
+	return r.res.LookupNetIP(ctx, network, strings.TrimSuffix(host, "."))
+}
+
+// TestRT23ResolveRelativeName: the proxy resolves an allowed name as a
+// relative one ("allowed.test", not "allowed.test."), so the caller's
+// resolver applies resolv.conf's search list first whenever the name has
+// fewer dots than ndots (resolv.conf(5); Kubernetes pods have ndots:5):
+// --allow-host github.com may then dial github.com.corp.example, whatever
+// that search domain (or its wildcard record) answers.
+func TestRT23ResolveRelativeName(t *testing.T) {
+	a := upstream(t, lo2, "A", false)
+	rules, err := NewRules([]string{"allowed.test"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &nameRecorder{res: newResolver(defaultNames())}
+	p, err := Start(Config{Rules: rules, Resolver: rec, Dialer: &mapDialer{m: map[netip.Addr]netip.Addr{pubA: lo2}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	f := &fixture{p: p}
+	rawRequest(t, f, fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", port(t, a)))
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.asked) == 0 {
+		t.Fatal("no lookup")
+	}
+	for _, h := range rec.asked {
+		if !strings.HasSuffix(h, ".") {
+			t.Errorf("the proxy resolved %q, a relative name the search list extends; want %q", h, h+".")
 		}
 	}
 }
