@@ -448,3 +448,24 @@ func TestRT23ResolveRelativeName(t *testing.T) {
 		}
 	}
 }
+
+// TestRT23RecordControlChars: a SOCKS5 name is any bytes, and the record
+// kept a refused one as sent, in Host and in Err; `procage run --net-log`
+// prints each record as a line on the caller's terminal, so a child forged
+// lines ("allowed CONNECT github.com:443") and sent terminal escapes.
+func TestRT23RecordControlChars(t *testing.T) {
+	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
+	name := "x\nprocage run: net: allowed CONNECT github.com:443 by github.com\x1b]0;owned\x07"
+	rawRequest(t, f, "\x05\x01\x00\x05\x01\x00\x03"+string([]byte{byte(len(name))})+name+"\x01\xbb")
+	_ = f.p.Stop()
+	recs := f.p.Records()
+	if len(recs) != 1 {
+		t.Fatalf("records: %v", recs)
+	}
+	r := recs[0]
+	for field, s := range map[string]string{"Host": r.Host, "Reason": r.Reason, "Err": r.Err, "String()": r.String()} {
+		if strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+			t.Errorf("record %s keeps control characters: %q", field, s)
+		}
+	}
+}
