@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/procage-go/procage/internal/egress/hostrule"
 )
@@ -223,15 +222,16 @@ func (p *Proxy) begin(proto Proto, method, host string, port int) *Request {
 	return r
 }
 
-// finish stores a finished record, its client-chosen text clipped: a
-// request line may be as long as the header limit (1 MiB), and the record
-// lives as long as the run's.
+// finish stores a finished record, its client-chosen text made printable
+// and clipped: a SOCKS5 name is any bytes, which `procage run --net-log`
+// would print as lines of its own, and a request line may be as long as
+// the header limit (1 MiB), kept as long as the run's record.
 func (p *Proxy) finish(r *Request) {
 	r.Duration = time.Since(r.Start)
-	r.Method = clip(r.Method, maxRecordMethod)
-	r.Host = clip(r.Host, maxRecordHost)
-	r.Reason = clip(r.Reason, maxRecordText)
-	r.Err = clip(r.Err, maxRecordText)
+	r.Method = clip(printable(r.Method), maxRecordMethod)
+	r.Host = clip(printable(r.Host), maxRecordHost)
+	r.Reason = clip(printable(r.Reason), maxRecordText)
+	r.Err = clip(printable(r.Err), maxRecordText)
 	p.mu.Lock()
 	p.records = append(p.records, *r)
 	p.mu.Unlock()
@@ -245,18 +245,33 @@ const (
 	maxRecordText   = 1024
 )
 
-// clip shortens s to at most limit bytes (on a rune boundary), saying how
+// printable escapes s's bytes outside printable ASCII as \xNN; a valid
+// host, method or reason has none.
+func printable(s string) string {
+	i := strings.IndexFunc(s, func(c rune) bool { return c < 0x20 || c >= 0x7f })
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for j := i; j < len(s); j++ {
+		if c := s[j]; c < 0x20 || c >= 0x7f {
+			fmt.Fprintf(&b, "\\x%02x", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// clip shortens s (printable ASCII) to at most limit bytes, saying how
 // long it was.
 func clip(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
 	mark := fmt.Sprintf("...(%d bytes)", len(s))
-	n := max(limit-len(mark), 0)
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + mark
+	return s[:max(limit-len(mark), 0)] + mark
 }
 
 func (p *Proxy) acceptLoop() {

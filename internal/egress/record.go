@@ -30,7 +30,9 @@ type Request struct {
 	Proto  Proto
 	Method string
 	// Host is the name (normalised) or address the client asked for,
-	// Port its port.
+	// Port its port. Text a client chose (Method, Host; in Reason and
+	// Err) is kept printable, bytes outside printable ASCII as \xNN, and
+	// clipped to a few hundred bytes.
 	Host string
 	Port int
 	// Verdict, Rule and Reason are the decision's ([Decision]).
