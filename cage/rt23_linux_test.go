@@ -21,12 +21,22 @@ import (
 	"github.com/procage-go/procage/profile"
 )
 
-// Red-team canaries for issue 23 (a proxy-mode run on Linux, T2 with the
-// gap network-proxy-direct accepted).
+// Red-team canaries for issue 23: a proxy-mode run on Linux, at T2 (the
+// gap network-proxy-direct accepted) and at T1 (the run's own network
+// namespace, the proxy served on the child's handed-over listener).
+
+// rt23Tiers runs fn at T2 and, where the host can, at T1.
+func rt23Tiers(t *testing.T, fn func(t *testing.T, tier cage.LinuxTier)) {
+	t.Run("T2", func(t *testing.T) { fn(t, cage.TierT2) })
+	t.Run("T1", func(t *testing.T) {
+		requireT1(t)
+		fn(t, cage.TierT1)
+	})
+}
 
 // rt23Cage is a proxy-mode cage allowing allowed.test, and an upstream on
 // 127.0.0.2 that answers "upstream PATH".
-func rt23Cage(t *testing.T) (*cage.Cage, int) {
+func rt23Cage(t *testing.T, tier cage.LinuxTier) (*cage.Cage, int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
@@ -43,7 +53,11 @@ func rt23Cage(t *testing.T) (*cage.Cage, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cage.New(p, cage.AcceptGaps(profile.GapProxyDirect), cage.WithProxyNet(testResolver{"allowed.test": {proxyPublic}}, testDialer{}))
+	opts := []cage.Option{cage.WithLinuxTier(tier), cage.WithProxyNet(testResolver{"allowed.test": {proxyPublic}}, testDialer{})}
+	if tier == cage.TierT2 {
+		opts = append(opts, cage.AcceptGaps(profile.GapProxyDirect))
+	}
+	c, err := cage.New(p, opts...)
 	skipIfTooOld(t, err)
 	if err != nil {
 		t.Fatal(err)
@@ -57,10 +71,12 @@ func rt23Cage(t *testing.T) (*cage.Cage, int) {
 // run's allowlist, and its requests land in the run's record as the
 // child's. Nothing (a per-run credential in the proxy URLs, a check of
 // the peer) ties the proxy to its run, and the package docs do not say so.
-func TestRT23ProxyForeignPeer(t *testing.T) {
+func TestRT23ProxyForeignPeer(t *testing.T) { rt23Tiers(t, testRT23ProxyForeignPeer) }
+
+func testRT23ProxyForeignPeer(t *testing.T, tier cage.LinuxTier) {
 	const curl = "/usr/bin/curl"
 	testenv.RequireProgram(t, curl)
-	c, port := rt23Cage(t)
+	c, port := rt23Cage(t, tier)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run := c.Command(ctx, "/bin/sh", "-c", `echo "$HTTP_PROXY"; exec /bin/sleep 60`)
@@ -83,7 +99,7 @@ func TestRT23ProxyForeignPeer(t *testing.T) {
 		foreign.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		who = "nobody"
 	}
-	out, err := foreign.CombinedOutput()
+	out, err := foreign.CombinedOutput() // at T1 127.0.0.1:PORT is the host's, not the run's: nothing or another service
 	t.Logf("curl as %s, outside the run, through %s: %v %q", who, proxyURL, err, out)
 	if bytes.Contains(out, []byte("upstream /foreign")) {
 		t.Errorf("a process outside the run (as %s) reached allowed.test through the run's proxy", who)
@@ -99,10 +115,12 @@ func TestRT23ProxyForeignPeer(t *testing.T) {
 // the gap loopback names it, network-proxy-direct does not): any host that
 // reaches this machine connects in, and the child sends it what it reads,
 // around the proxy and its record.
-func TestRT23ProxyModeListen(t *testing.T) {
+func TestRT23ProxyModeListen(t *testing.T) { rt23Tiers(t, testRT23ProxyModeListen) }
+
+func testRT23ProxyModeListen(t *testing.T, tier cage.LinuxTier) {
 	const py = "/usr/bin/python3"
 	testenv.RequireProgram(t, py)
-	c, _ := rt23Cage(t)
+	c, _ := rt23Cage(t, tier)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	script := `import socket,sys
