@@ -267,15 +267,11 @@ func TestT1CallerKilled(t *testing.T) {
 			cmd := exec.Command(exe, "-test.run=^$")
 			cmd.Env = append(os.Environ(), callerEnv+"="+mode, callerEnv+"_MARKER="+m)
 			cmd.Stderr = os.Stderr
-			testenv.StartCaller(t, cmd, m)
-			cmd.Process.Kill()
-			cmd.Wait()
 			d := 2 * time.Second
 			if mode == "T2" {
 				d = 300 * time.Millisecond // they stay
 			}
-			left := testenv.WaitGone(m, d)
-			testenv.KillAll(left)
+			_, left := testenv.KillCaller(t, cmd, m, d)
 			switch {
 			case mode == "T2" && len(left) == 0:
 				t.Error("canary: the T2 run did not outlive its SIGKILLed caller")

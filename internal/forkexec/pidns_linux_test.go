@@ -307,16 +307,11 @@ func TestCallerKilled(t *testing.T) {
 			cmd := exec.Command(testExe(t), "-test.run=^$")
 			cmd.Env = append(os.Environ(), callerEnv+"="+mode, markerEnv+"="+m)
 			cmd.Stderr = os.Stderr
-			testenv.StartCaller(t, cmd, m)
-			running := testenv.MarkedSleeps(m)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
 			d := 2 * time.Second
 			if mode == "plain" {
 				d = 300 * time.Millisecond // they stay: no need to wait long
 			}
-			left := testenv.WaitGone(m, d)
-			testenv.KillAll(left)
+			running, left := testenv.KillCaller(t, cmd, m, d)
 			switch {
 			case mode == "plain" && len(left) == 0:
 				t.Error("canary: a plain run's processes did not outlive the caller")

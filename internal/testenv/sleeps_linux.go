@@ -80,3 +80,18 @@ func StartCaller(tb testing.TB, cmd *exec.Cmd, m string) {
 		tb.Fatalf("caller said %q, %v", line, err)
 	}
 }
+
+// KillCaller starts cmd as [StartCaller] does, SIGKILLs the caller once
+// it has started, and waits up to d for the marked sleeps to end. It
+// returns the marked sleeps running before the kill and those left after
+// d, which it has killed.
+func KillCaller(tb testing.TB, cmd *exec.Cmd, m string, d time.Duration) (running, left []int) {
+	tb.Helper()
+	StartCaller(tb, cmd, m)
+	running = MarkedSleeps(m)
+	cmd.Process.Kill()
+	cmd.Wait()
+	left = WaitGone(m, d)
+	KillAll(left)
+	return running, left
+}
