@@ -352,41 +352,29 @@ var probeLinux = cachedVerdict(func() error {
 		return &UnsupportedError{OSBuild: build, What: "Landlock is not available", Err: &linuxsandbox.ABIError{Kernel: linuxsandbox.KernelRelease(), Need: 1}}
 	}
 	pl := linux.DenyAll(linuxsandbox.KernelABI())
-	rs, err := linuxsandbox.BuildRuleset(pl)
+	rs, prog, err := probeFilters(pl, "the probe's")
 	if err != nil {
-		return &UnsupportedError{OSBuild: build, What: "building the probe's Landlock ruleset", Err: err}
+		return err
 	}
 	defer rs.Close()
-	prog, err := linuxsandbox.BuildProgram(pl)
-	if err != nil {
-		return &UnsupportedError{OSBuild: build, What: "building the probe's seccomp program", Err: err}
-	}
 	calls, err := linuxsandbox.NewCalls(pl, rs, prog, nil)
 	if err != nil {
 		return fmt.Errorf("cage: preparing the apply probe: %w", err)
 	}
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	attr, null, err := probeAttr(calls)
 	if err != nil {
 		return err
 	}
 	defer null.Close()
-	fd := null.Fd()
-	target := "/bin/true"
-	if _, err := os.Stat(target); err != nil {
-		target = "/usr/bin/true"
-	}
-	pid, err := forkexec.Start(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls})
+	pid, err := forkexec.Start(attr)
 	calls.KeepAlive()
 	if err == nil {
 		ws, _ := forkexec.Wait(pid)
-		return &UnsupportedError{OSBuild: build, What: fmt.Sprintf("the apply probe's child ran its target under a deny-everything ruleset (exit status %d)", ws.ExitStatus())}
+		return probeRan("the apply probe's", ws)
 	}
-	se, ok := errors.AsType[*forkexec.StepError](err)
-	switch {
-	case !ok:
-		return fmt.Errorf("cage: starting the apply probe: %w", err)
-	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
-		return nil
+	se, err := probeRefused("the apply probe", err)
+	if se == nil {
+		return err
 	}
 	what := se.Step.String()
 	if n := calls.Name(se.Step, se.Call); n != "" {
@@ -467,49 +455,89 @@ func probeT1(mountProc bool) error {
 	}
 	pl := linux.DenyAll(linuxsandbox.KernelABI())
 	pl.Tier = linux.TierT1
-	rs, err := linuxsandbox.BuildRuleset(pl)
+	rs, prog, err := probeFilters(pl, "the T1 probe's")
 	if err != nil {
-		return &UnsupportedError{OSBuild: build, What: "building the T1 probe's Landlock ruleset", Err: err}
+		return err
 	}
 	defer rs.Close()
-	prog, err := linuxsandbox.BuildProgram(pl)
-	if err != nil {
-		return &UnsupportedError{OSBuild: build, What: "building the T1 probe's seccomp program", Err: err}
-	}
 	apply, err := linuxsandbox.NewCallsSignaling(pl, rs, prog, nil, 1)
 	if err != nil {
 		return fmt.Errorf("cage: preparing the T1 probe: %w", err)
 	}
 	calls := linuxsandbox.Join(ns, apply)
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	attr, null, err := probeAttr(calls)
 	if err != nil {
 		return err
 	}
 	defer null.Close()
-	fd := null.Fd()
-	target := "/bin/true"
-	if _, err := os.Stat(target); err != nil {
-		target = "/usr/bin/true"
-	}
-	pr, err := forkexec.StartProc(&forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls,
-		PIDNamespace: true, MountProc: mountProc})
+	attr.PIDNamespace, attr.MountProc = true, mountProc
+	pr, err := forkexec.StartProc(attr)
 	calls.KeepAlive()
 	if err == nil {
 		ws, _ := pr.Wait()
-		return &UnsupportedError{OSBuild: build, What: fmt.Sprintf("the T1 probe's child ran its target under a deny-everything ruleset (exit status %d)", ws.ExitStatus())}
+		return probeRan("the T1 probe's", ws)
 	}
-	se, ok := errors.AsType[*forkexec.StepError](err)
-	switch {
-	case !ok:
-		return fmt.Errorf("cage: starting the T1 probe: %w", err)
-	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
-		return nil
+	se, err := probeRefused("the T1 probe", err)
+	if se == nil {
+		return err
 	}
 	ae := &ApplyError{Step: Step(se.Step), Call: calls.Name(se.Step, se.Call), Errno: se.Err}
 	if mountProc && se.Step == forkexec.StepPID {
 		return &UnsupportedError{OSBuild: build, What: "no private /proc at tier T1 (the proc mount in a new pid namespace is refused)", Err: ae}
 	}
 	return &UnsupportedError{OSBuild: build, What: "tier T1 unavailable", Err: ae}
+}
+
+// probeFilters builds the Landlock ruleset and the seccomp program of a
+// probe's deny-everything plan; whose names the probe in the error.
+func probeFilters(pl *linux.Plan, whose string) (*linuxsandbox.Ruleset, *linuxsandbox.Program, error) {
+	rs, err := linuxsandbox.BuildRuleset(pl)
+	if err != nil {
+		return nil, nil, &UnsupportedError{OSBuild: hostOSBuild(), What: "building " + whose + " Landlock ruleset", Err: err}
+	}
+	prog, err := linuxsandbox.BuildProgram(pl)
+	if err != nil {
+		rs.Close()
+		return nil, nil, &UnsupportedError{OSBuild: hostOSBuild(), What: "building " + whose + " seccomp program", Err: err}
+	}
+	return rs, prog, nil
+}
+
+// probeAttr starts a probe's child as true with /dev/null for its
+// standard files and calls applied before exec; the caller closes null
+// once the child is started.
+func probeAttr(calls *linuxsandbox.Calls) (attr *forkexec.Attr, null *os.File, err error) {
+	null, err = os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd := null.Fd()
+	target := "/bin/true"
+	if _, err := os.Stat(target); err != nil {
+		target = "/usr/bin/true"
+	}
+	return &forkexec.Attr{Path: target, Args: []string{"true"}, Files: []uintptr{fd, fd, fd}, Calls: calls.Calls}, null, nil
+}
+
+// probeRan is a probe's verdict when its child ran true although the
+// plan allows nothing: the apply calls did not confine it.
+func probeRan(whose string, ws syscall.WaitStatus) error {
+	return &UnsupportedError{OSBuild: hostOSBuild(), What: fmt.Sprintf("%s child ran its target under a deny-everything ruleset (exit status %d)", whose, ws.ExitStatus())}
+}
+
+// probeRefused sorts a probe child's start error: exec refused with
+// EACCES is the pass (nil, nil); an error that names no step is
+// returned as it is; otherwise the *forkexec.StepError, for the caller
+// to say which step failed.
+func probeRefused(probe string, err error) (*forkexec.StepError, error) {
+	se, ok := errors.AsType[*forkexec.StepError](err)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("cage: starting %s: %w", probe, err)
+	case se.Step == forkexec.StepExec && se.Err == syscall.EACCES:
+		return nil, nil
+	}
+	return se, nil
 }
 
 // hostPolicyProbe lowers the default policy (Base V1 alone) for this

@@ -1,7 +1,6 @@
 package cage_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -157,7 +156,7 @@ func TestT1RunLifetime(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Output: %v", err)
 		}
-		pids := markedSleeps(m)
+		pids := testenv.MarkedSleeps(m)
 		for _, p := range pids {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
@@ -250,26 +249,11 @@ func init() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(5)
 	}
-	for len(markedSleeps(m)) < 2 {
+	for len(testenv.MarkedSleeps(m)) < 2 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Println("started")
 	select {}
-}
-
-// markedSleeps lists the processes whose argv is "sleep m".
-func markedSleeps(m string) []int {
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && string(b) == "sleep\x00"+m+"\x00" {
-			if p, err := strconv.Atoi(e.Name()); err == nil {
-				pids = append(pids, p)
-			}
-		}
-	}
-	return pids
 }
 
 // TestT1CallerKilled: SIGKILL of the caller leaves a T2 run behind (the
@@ -283,41 +267,15 @@ func TestT1CallerKilled(t *testing.T) {
 	}
 	for _, mode := range []string{"T2", "T1"} {
 		t.Run(mode, func(t *testing.T) {
-			m := strconv.Itoa(700000000 + int(time.Now().UnixNano()%90000000))
+			m := testenv.SleepMarker()
 			cmd := exec.Command(exe, "-test.run=^$")
 			cmd.Env = append(os.Environ(), callerEnv+"="+mode, callerEnv+"_MARKER="+m)
 			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			kill := func(pids []int) {
-				for _, p := range pids {
-					syscall.Kill(p, syscall.SIGKILL)
-				}
-			}
-			line, err := bufio.NewReader(out).ReadString('\n')
-			if strings.TrimSpace(line) != "started" {
-				cmd.Process.Kill()
-				cmd.Wait()
-				kill(markedSleeps(m))
-				t.Fatalf("caller said %q, %v", line, err)
-			}
-			cmd.Process.Kill()
-			cmd.Wait()
-			deadline := time.Now().Add(2 * time.Second)
+			d := 2 * time.Second
 			if mode == "T2" {
-				deadline = time.Now().Add(300 * time.Millisecond) // they stay
+				d = 300 * time.Millisecond // they stay
 			}
-			left := markedSleeps(m)
-			for len(left) > 0 && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-				left = markedSleeps(m)
-			}
-			kill(left)
+			_, left := testenv.KillCaller(t, cmd, m, d)
 			switch {
 			case mode == "T2" && len(left) == 0:
 				t.Error("canary: the T2 run did not outlive its SIGKILLed caller")

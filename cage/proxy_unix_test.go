@@ -87,3 +87,71 @@ func checkRunsApart(t *testing.T, c *cage.Cage, curl string, port int, control b
 	}
 	conn.Close()
 }
+
+// curlWant is what one curl of checkProxyCurls prints, and its exit status.
+type curlWant struct{ out, exit string }
+
+// checkProxyCurls runs five curls in one run of c, the upstream on port:
+// allowed.test through the run's HTTP proxy, denied.test, local.test
+// (resolving to 127.0.0.1), directURL around the proxy (which must give
+// direct), and allowed.test through the run's SOCKS5 proxy. Each prints
+// what it is to print and exits as it is to exit, and the run's record
+// lists the four proxied requests.
+func checkProxyCurls(t *testing.T, c *cage.Cage, curl string, port int, directURL string, direct curlWant) {
+	t.Helper()
+	// -g: directURL may be an IPv6 literal, which curl's globbing takes
+	// for a range.
+	script := fmt.Sprintf(`%[1]s -sS --max-time 10 http://allowed.test:%[2]d/ok; echo "|exit=$?"
+%[1]s -sS --max-time 10 http://denied.test:%[2]d/; echo "|exit=$?"
+%[1]s -sS --max-time 10 http://local.test:%[2]d/; echo "|exit=$?"
+%[1]s -sS -g --max-time 10 --noproxy '*' %[3]s; echo "|exit=$?"
+%[1]s -sS --max-time 10 --proxy socks5h://$(echo $ALL_PROXY | cut -d/ -f3) http://allowed.test:%[2]d/socks; echo "|exit=$?"
+`, curl, port, directURL)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := c.Command(ctx, "/bin/sh", "-c", script)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HTTP_PROXY=http://10.9.9.9:1"} // the cage's variables win
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	t.Logf("caged curl:\n%s", out.String())
+	// One part per curl: its output, then |exit=STATUS.
+	parts := strings.Split(out.String(), "|exit=")
+	if len(parts) != 6 {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for i, w := range []curlWant{
+		{"upstream /ok", "0"},
+		{"denied.test:" + fmt.Sprint(port) + " refused: host denied.test is denied by rule denied.test", "0"},
+		{"host local.test resolves to 127.0.0.1 (loopback), which no address rule allows; allow the address with --allow-address 127.0.0.1", "0"},
+		direct,
+		{"upstream /socks", "0"},
+	} {
+		body := parts[i]
+		if i > 0 {
+			_, body, _ = strings.Cut(body, "\n") // the previous exit status
+		}
+		if !strings.Contains(body, w.out) || !strings.HasPrefix(parts[i+1], w.exit+"\n") {
+			t.Errorf("curl %d: %q, exit %q; want %q, exit %s", i, body, parts[i+1], w.out, w.exit)
+		}
+	}
+	log := cmd.NetLog()
+	var got []string
+	for _, r := range log {
+		got = append(got, fmt.Sprintf("%s %s %s %s", r.Proto, r.Method, r.Host, r.Verdict))
+	}
+	wantLog := []string{
+		"http GET allowed.test allowed",
+		"http GET denied.test denied-by-rule",
+		"http GET local.test denied-address",
+		"socks5 CONNECT allowed.test allowed",
+	}
+	if strings.Join(got, "\n") != strings.Join(wantLog, "\n") {
+		t.Errorf("NetLog:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(wantLog, "\n"))
+	}
+	if len(log) == 4 && (log[0].Received != int64(len("upstream /ok")) || log[0].Addr.Addr() != proxyPublic) {
+		t.Errorf("record: %+v", log[0])
+	}
+}

@@ -3,9 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,16 +14,7 @@ import (
 // the run's proxy, and --net-log prints the request.
 func TestRunNetLog(t *testing.T) {
 	testenv.RequireProgram(t, "/usr/bin/curl")
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := testenv.ServeHTTP(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
 	url := fmt.Sprintf("http://127.0.0.2:%d/x", port)
 	code, out, errOut := runCLI(t, "run", "--allow-address", "127.0.0.2", "--accept-gap", "network-proxy-direct", "--net-log", "--", "/usr/bin/curl", "-sS", "--max-time", "10", url)
 	if strings.Contains(errOut, "procage-skip") || strings.Contains(errOut, "Landlock ABI") {
@@ -50,16 +39,7 @@ func TestRunNetLog(t *testing.T) {
 // denied request of one run; --json alone is a usage error.
 func TestRunNetLogJSON(t *testing.T) {
 	testenv.RequireProgram(t, "/usr/bin/curl")
-	ln, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := testenv.ServeHTTP(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
 	script := fmt.Sprintf("/usr/bin/curl -sS --max-time 10 http://127.0.0.2:%[1]d/x; /usr/bin/curl -sS --max-time 10 http://127.0.0.3:%[1]d/y", port)
 	code, out, errOut := runCLI(t, "run", "--allow-address", "127.0.0.2", "--accept-gap", "network-proxy-direct", "--fork", "--net-log", "--json", "--", "/bin/sh", "-c", script)
 	if strings.Contains(errOut, "Landlock ABI") {

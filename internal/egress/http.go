@@ -34,9 +34,10 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r)
 }
 
-// refuse answers a refused request with 403 (or 400 for an invalid one)
-// and the text naming the host and what would allow it.
+// refuse records d and answers the refused request with 403 (or 400 for
+// an invalid one) and the text naming the host and what would allow it.
 func refuse(w http.ResponseWriter, rec *Request, d Decision) {
+	setDecision(rec, d)
 	status := http.StatusForbidden
 	if d.Verdict == DeniedInvalid {
 		status = http.StatusBadRequest
@@ -53,15 +54,28 @@ func setDecision(rec *Request, d Decision) {
 	rec.Verdict, rec.Rule, rec.Reason = d.Verdict, d.Rule, d.Reason
 }
 
+// admit decides on host:port for an HTTP or CONNECT request and records
+// the port, the name decided on and the decision; a request the policy
+// does not allow is refused, and ok is false.
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, rec *Request, host string, port int) (name string, d Decision, ok bool) {
+	rec.Port = port
+	name, d = p.decide(r.Context(), host, port)
+	rec.Host = name
+	if d.Verdict != Allowed {
+		refuse(w, rec, d)
+		return name, d, false
+	}
+	setDecision(rec, d)
+	return name, d, true
+}
+
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	host, port := r.URL.Hostname(), 80
 	rec := p.begin(ProtoHTTP, r.Method, host, 0)
 	defer p.finish(rec)
 	if !r.URL.IsAbs() || r.URL.Host == "" || r.URL.Scheme != "http" {
 		rec.Port = port
-		d := Decision{Verdict: DeniedInvalid, Reason: "a proxy request names an http:// URL (absolute form, RFC 9112 3.2.2); https goes through CONNECT"}
-		setDecision(rec, d)
-		refuse(w, rec, d)
+		refuse(w, rec, Decision{Verdict: DeniedInvalid, Reason: "a proxy request names an http:// URL (absolute form, RFC 9112 3.2.2); https goes through CONNECT"})
 		return
 	}
 	if ps := r.URL.Port(); ps != "" {
@@ -71,12 +85,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		}
 		port = n
 	}
-	rec.Port = port
-	name, d := p.decide(r.Context(), host, port)
-	rec.Host = name
-	setDecision(rec, d)
-	if d.Verdict != Allowed {
-		refuse(w, rec, d)
+	name, d, ok := p.admit(w, r, rec, host, port)
+	if !ok {
 		return
 	}
 	authority := net.JoinHostPort(name, strconv.Itoa(port))
@@ -128,17 +138,11 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	defer p.finish(rec)
 	host, port, err := splitHostPort(r.Host, 0)
 	if err != nil {
-		d := Decision{Verdict: DeniedInvalid, Reason: "CONNECT names host:port: " + err.Error()}
-		setDecision(rec, d)
-		refuse(w, rec, d)
+		refuse(w, rec, Decision{Verdict: DeniedInvalid, Reason: "CONNECT names host:port: " + err.Error()})
 		return
 	}
-	rec.Port = port
-	name, d := p.decide(r.Context(), host, port)
-	rec.Host = name
-	setDecision(rec, d)
-	if d.Verdict != Allowed {
-		refuse(w, rec, d)
+	name, d, ok := p.admit(w, r, rec, host, port)
+	if !ok {
 		return
 	}
 	up, ap, err := p.dial(r.Context(), d.Addrs, port)

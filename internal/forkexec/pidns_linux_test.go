@@ -1,8 +1,6 @@
 package forkexec
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,14 +10,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // nsCalls are the StepNamespace calls a pid-namespace run needs here (in
@@ -173,41 +171,6 @@ func TestPIDNamespace(t *testing.T) {
 	noChildren(t)
 }
 
-// marker returns an argument for sleep that names this test run.
-func marker(t *testing.T) string {
-	return strconv.Itoa(900000000 + int(time.Now().UnixNano()%90000000))
-}
-
-// markedPids lists the processes whose command line holds "sleep m".
-func markedPids(m string) []int {
-	var pids []int
-	for _, pid := range procPids() {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte("sleep\x00"+m)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-func waitGone(t *testing.T, m string, d time.Duration) []int {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		left := markedPids(m)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func killAll(pids []int) {
-	for _, p := range pids {
-		syscall.Kill(p, syscall.SIGKILL)
-	}
-}
-
 // TestDaemonEndsWithRun: a double-forked sleep outlives a plain run (the
 // canary) but ends with the target of a pid-namespace run.
 func TestDaemonEndsWithRun(t *testing.T) {
@@ -218,7 +181,7 @@ func TestDaemonEndsWithRun(t *testing.T) {
 			case "$({ tr '\0' ' ' <"$f"; } 2>/dev/null)" in "sleep $0 ") exit 3;; esac
 		done
 	done`
-	m := marker(t)
+	m := testenv.SleepMarker()
 	pid, err := Start(&Attr{Path: "/bin/sh", Args: []string{"sh", "-c", script, m}, Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		t.Fatal(err)
@@ -226,21 +189,21 @@ func TestDaemonEndsWithRun(t *testing.T) {
 	if ws, _ := Wait(pid); ws.ExitStatus() != 3 {
 		t.Fatalf("plain run: status %#x", ws)
 	}
-	if left := markedPids(m); len(left) == 0 {
+	if left := testenv.MarkedSleeps(m); len(left) == 0 {
 		t.Error("canary: the daemon of a plain run did not survive it")
 	} else {
-		killAll(left)
+		testenv.KillAll(left)
 	}
 
-	m = marker(t)
+	m = testenv.SleepMarker()
 	pr := startNS(t, nil, "/bin/sh", "-c", script, m)
 	ws, err := pr.Wait()
 	if err != nil || ws.ExitStatus() != 3 {
 		t.Fatalf("target status %#x, %v; want exit 3", ws, err)
 	}
 	// The namespace is gone once pid 1 is reaped: nothing to wait for.
-	if left := markedPids(m); len(left) != 0 {
-		killAll(left)
+	if left := testenv.MarkedSleeps(m); len(left) != 0 {
+		testenv.KillAll(left)
 		t.Errorf("the daemon outlived the run: %v", left)
 	}
 }
@@ -281,7 +244,7 @@ func TestSignals(t *testing.T) {
 		{"SIGKILL to pid 1 ends the run", true, syscall.SIGKILL, syscall.SIGKILL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := marker(t)
+			m := testenv.SleepMarker()
 			pr := startNS(t, nil, "/bin/sleep", m)
 			time.Sleep(50 * time.Millisecond) // let pid 1 reach its loop
 			to := pr.Pid
@@ -295,8 +258,8 @@ func TestSignals(t *testing.T) {
 			if err != nil || !ws.Signaled() || ws.Signal() != tc.want {
 				t.Errorf("target status %#x (%v), %v; want killed by %v", ws, ws.Signal(), err, tc.want)
 			}
-			if left := markedPids(m); len(left) != 0 {
-				killAll(left)
+			if left := testenv.MarkedSleeps(m); len(left) != 0 {
+				testenv.KillAll(left)
 				t.Errorf("left behind: %v", left)
 			}
 		})
@@ -328,7 +291,7 @@ func runCaller(mode string) int {
 		return 5
 	}
 	// Both sleeps running (sh forks one, then execs the other or forks).
-	for len(markedPids(m)) < 2 {
+	for len(testenv.MarkedSleeps(m)) < 2 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	fmt.Println("started")
@@ -340,33 +303,15 @@ func runCaller(mode string) int {
 func TestCallerKilled(t *testing.T) {
 	for _, mode := range []string{"plain", "pidns"} {
 		t.Run(mode, func(t *testing.T) {
-			m := marker(t)
+			m := testenv.SleepMarker()
 			cmd := exec.Command(testExe(t), "-test.run=^$")
 			cmd.Env = append(os.Environ(), callerEnv+"="+mode, markerEnv+"="+m)
 			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(out).ReadString('\n')
-			if strings.TrimSpace(line) != "started" {
-				cmd.Process.Kill()
-				cmd.Wait()
-				killAll(markedPids(m))
-				t.Fatalf("caller said %q, %v", line, err)
-			}
-			running := markedPids(m)
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
 			d := 2 * time.Second
 			if mode == "plain" {
 				d = 300 * time.Millisecond // they stay: no need to wait long
 			}
-			left := waitGone(t, m, d)
-			killAll(left)
+			running, left := testenv.KillCaller(t, cmd, m, d)
 			switch {
 			case mode == "plain" && len(left) == 0:
 				t.Error("canary: a plain run's processes did not outlive the caller")

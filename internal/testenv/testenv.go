@@ -20,6 +20,10 @@
 // internal/ci/skipguard/allow_linux.txt, and .ci/kernel-matrix (Linux 6.1,
 // Landlock ABI 2) with allow_kernel_matrix.txt.
 //
+// It also holds the few test idioms more than one package's tests use:
+// a loopback HTTP upstream ([ServeHTTP]) and, on Linux, finding and
+// killing the sleeps a run leaves behind ([MarkedSleeps]).
+//
 // Call these helpers on the test's own goroutine: testing's Skip and Fatal
 // end only the goroutine that calls them.
 //
@@ -33,6 +37,9 @@ package testenv
 
 import (
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -180,4 +187,21 @@ func CaseSensitiveVolume(tb testing.TB) string {
 		tb.Fatal(err)
 	}
 	return dir
+}
+
+// ServeHTTP serves h on a listener at addr ("127.0.0.2:0", "[::1]:0")
+// until the test ends and returns the listener's port: a loopback
+// upstream for a caged client to reach, or to be kept from.
+func ServeHTTP(tb testing.TB, addr string, h http.Handler) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		tb.Fatalf("an upstream on %s: %v", addr, err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	return ln.Addr().(*net.TCPAddr).Port
 }
