@@ -64,6 +64,8 @@ type Proxy struct {
 	conns   map[net.Conn]struct{}
 	records []Request
 	seq     int
+	active  int // connections being served
+	dropped Dropped
 	stopErr error
 	stopped chan struct{}
 	once    sync.Once
@@ -164,8 +166,38 @@ func (p *Proxy) Stop() error {
 	return p.stopErr
 }
 
+// MaxConns bounds the connections one proxy serves at once: the proxy runs
+// in the caller's process, and each connection costs it a descriptor and
+// goroutines for up to HandshakeTimeout (a keep-alive client holds one for
+// IdleTimeout per byte), so a child that opens thousands would exhaust the
+// caller's descriptors. A connection past the bound is closed at once and
+// counted ([Dropped]).
+const MaxConns = 256
+
+// MaxRecords bounds a run's record: each request's record is kept for the
+// run's life, and a child can make requests in a loop. Requests past the
+// bound are served as any other but counted, not recorded ([Dropped]).
+const MaxRecords = 10000
+
+// Dropped counts what a proxy did not keep or serve.
+type Dropped struct {
+	// Records counts the requests not recorded: the record held
+	// MaxRecords.
+	Records int
+	// Conns counts the connections closed unserved: MaxConns were open.
+	Conns int
+}
+
+// Dropped returns what the proxy dropped so far; after Stop, in the run.
+func (p *Proxy) Dropped() Dropped {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropped
+}
+
 // Records returns every request so far, in the order they began; after
-// Stop, every request of the run.
+// Stop, every request of the run (at most MaxRecords: [Proxy.Dropped]
+// counts the rest).
 func (p *Proxy) Records() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -233,7 +265,11 @@ func (p *Proxy) finish(r *Request) {
 	r.Reason = clip(printable(r.Reason), maxRecordText)
 	r.Err = clip(printable(r.Err), maxRecordText)
 	p.mu.Lock()
-	p.records = append(p.records, *r)
+	if len(p.records) < MaxRecords {
+		p.records = append(p.records, *r)
+	} else {
+		p.dropped.Records++
+	}
 	p.mu.Unlock()
 }
 
@@ -284,8 +320,33 @@ func (p *Proxy) acceptLoop() {
 			}
 			return
 		}
-		p.track(c, func() { p.sniff(c) })
+		if !p.enter() {
+			_ = c.Close()
+			continue
+		}
+		if !p.track(c, func() { defer p.leave(); p.sniff(c) }) {
+			p.leave()
+		}
 	}
+}
+
+// enter counts a new connection in, or reports false (counted as dropped)
+// when MaxConns are being served.
+func (p *Proxy) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active >= MaxConns {
+		p.dropped.Conns++
+		return false
+	}
+	p.active++
+	return true
+}
+
+func (p *Proxy) leave() {
+	p.mu.Lock()
+	p.active--
+	p.mu.Unlock()
 }
 
 // sniff tells SOCKS5 (first byte 5, RFC 1928 section 3) from HTTP on one

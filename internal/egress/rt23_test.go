@@ -401,6 +401,21 @@ func TestRT23ConnectionFlood(t *testing.T) {
 	if held > 1024 {
 		t.Errorf("the proxy holds %d goroutines (a descriptor each) for %d idle connections of one child: no bound", held, len(conns))
 	}
+	if d := f.p.Dropped(); len(conns) > MaxConns+10 && d.Conns == 0 {
+		t.Errorf("%d connections, %d closed unserved: the bound is not counted", len(conns), d.Conns)
+	}
+}
+
+// TestRecordBound: a run's record keeps MaxRecords requests and counts the
+// rest.
+func TestRecordBound(t *testing.T) {
+	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
+	for range MaxRecords + 7 {
+		f.p.finish(f.p.begin(ProtoHTTP, "GET", "denied.test", 80))
+	}
+	if n, d := len(f.p.Records()), f.p.Dropped(); n != MaxRecords || d.Records != 7 {
+		t.Errorf("%d records, %d dropped; want %d and 7", n, d.Records, MaxRecords)
+	}
 }
 
 // nameRecorder records the names the proxy asks it for.
