@@ -59,7 +59,14 @@ func (c *Cage) proxyConfig() (egress.Config, bool, error) {
 	if err != nil {
 		return egress.Config{}, false, fmt.Errorf("cage: %w", err) // profile.New checked them
 	}
-	cfg := egress.Config{Rules: rules}
+	// The credential is made here, before the proxy starts: at T1 the
+	// child's environment names it before the child hands the listener
+	// over.
+	cred, err := egress.NewCredential()
+	if err != nil {
+		return egress.Config{}, false, fmt.Errorf("cage: %w", err)
+	}
+	cfg := egress.Config{Rules: rules, Credential: cred}
 	if n := c.cfg.proxyNet; n != nil {
 		cfg.Resolver, cfg.Dialer = n.resolver, n.dialer
 	}

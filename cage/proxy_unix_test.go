@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -63,8 +64,12 @@ func checkRunsApart(t *testing.T, c *cage.Cage, curl string, port int, control b
 	if err != nil {
 		t.Fatalf("run A's proxy variable: %v", err)
 	}
-	aProxy := strings.TrimSpace(line) // http://127.0.0.1:PORT
-	aAddr := strings.TrimPrefix(aProxy, "http://")
+	aProxy := strings.TrimSpace(line) // http://USER:PASS@127.0.0.1:PORT
+	au, err := url.Parse(aProxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aAddr := au.Host
 	b := c.Command(ctx, curl, "-sS", "--max-time", "10", "--proxy", aProxy, fmt.Sprintf("http://allowed.test:%d/b", port))
 	var outB bytes.Buffer
 	b.Stdout, b.Stderr = &outB, &outB

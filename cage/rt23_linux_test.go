@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -92,8 +93,15 @@ func testRT23ProxyForeignPeer(t *testing.T, tier cage.LinuxTier) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxyURL := strings.TrimSpace(line)
-	foreign := exec.CommandContext(ctx, curl, "-sS", "--max-time", "10", "--proxy", proxyURL, fmt.Sprintf("http://allowed.test:%d/foreign", port))
+	// The foreign process finds the port (ss, /proc/net/tcp) but not the
+	// run's credential, which only the run's environment holds.
+	u, err := url.Parse(strings.TrimSpace(line))
+	if err != nil || u.User == nil {
+		t.Fatalf("the run's HTTP_PROXY %q has no credential (%v)", line, err)
+	}
+	u.User = nil
+	proxyURL := u.String()
+	foreign := exec.CommandContext(ctx, curl, "-sS", "--max-time", "10", "-w", "|%{http_code}", "--proxy", proxyURL, fmt.Sprintf("http://allowed.test:%d/foreign", port))
 	who := "this process's user"
 	if os.Geteuid() == 0 {
 		foreign.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -103,6 +111,11 @@ func testRT23ProxyForeignPeer(t *testing.T, tier cage.LinuxTier) {
 	t.Logf("curl as %s, outside the run, through %s: %v %q", who, proxyURL, err, out)
 	if bytes.Contains(out, []byte("upstream /foreign")) {
 		t.Errorf("a process outside the run (as %s) reached allowed.test through the run's proxy", who)
+	}
+	// At T2 the proxy is on the host's 127.0.0.1 and answers 407; at T1
+	// 127.0.0.1:PORT is the host's, not the run's (nothing listens).
+	if tier == cage.TierT2 && !bytes.HasSuffix(out, []byte("|407")) {
+		t.Errorf("curl without the credential: %q, want 407", out)
 	}
 	for _, r := range run.NetLog() {
 		t.Logf("run's record: %v", r)

@@ -27,11 +27,42 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.wg.Add(1)
 	p.mu.Unlock()
 	defer p.wg.Done()
+	if !p.cfg.Credential.proxyAuthorized(r) {
+		p.unauthorized(w, r)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return
 	}
 	p.forward(w, r)
+}
+
+// unauthorized records and answers a request without the run's
+// credential: 407 and a Basic challenge (RFC 9110 15.5.8), which a client
+// with the credential in its proxy URL answers.
+func (p *Proxy) unauthorized(w http.ResponseWriter, r *http.Request) {
+	proto, host, port := ProtoHTTP, r.URL.Hostname(), 80
+	if r.Method == http.MethodConnect {
+		proto = ProtoConnect
+		h, pt, err := splitHostPort(r.Host, 0)
+		if err == nil {
+			host, port = h, pt
+		} else {
+			host, port = r.Host, 0
+		}
+	} else if n, err := strconv.Atoi(r.URL.Port()); err == nil {
+		port = n
+	}
+	rec := p.begin(proto, r.Method, host, port)
+	defer p.finish(rec)
+	rec.Verdict, rec.Reason = DeniedInvalid, authText
+	w.Header().Set("Proxy-Authenticate", `Basic realm="procage egress proxy"`)
+	w.Header().Set("X-Proxy-Error", string(DeniedInvalid))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusProxyAuthRequired)
+	_, _ = io.WriteString(w, "procage egress proxy: refused: "+authText+"\n")
+	rec.Status = http.StatusProxyAuthRequired
 }
 
 // refuse records d and answers the refused request with 403 (or 400 for

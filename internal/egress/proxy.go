@@ -41,6 +41,10 @@ type Config struct {
 	// IdleTimeout ends a connection (tunnel, keep-alive client or SOCKS
 	// session) with no traffic for this long; 0 is two minutes.
 	IdleTimeout time.Duration
+	// Credential is what a client must present ([Credential]); zero is
+	// a new random one ([NewCredential]). The proxy never serves a client
+	// without it.
+	Credential Credential
 	// HandshakeTimeout bounds a client's first request (HTTP header or
 	// SOCKS negotiation), a name's resolution and the upstream dial;
 	// 0 is 30 seconds.
@@ -91,6 +95,12 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 30 * time.Second
 	}
+	if cfg.Credential == (Credential{}) {
+		var err error
+		if cfg.Credential, err = NewCredential(); err != nil {
+			return nil, err
+		}
+	}
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
@@ -135,7 +145,10 @@ func (p *Proxy) Port() int { return int(p.Addr().Port()) }
 
 // Env returns the proxy variables for a child that reaches the proxy at
 // the address it listens on ([Env]).
-func (p *Proxy) Env() []string { return Env(p.Addr()) }
+func (p *Proxy) Env() []string { return Env(p.Addr(), p.cfg.Credential) }
+
+// Credential returns the credential the proxy asks its clients for.
+func (p *Proxy) Credential() Credential { return p.cfg.Credential }
 
 // Stop closes the listener and every connection, waits for every
 // goroutine the proxy started and returns the listener's close error.

@@ -28,7 +28,7 @@ func rawRequest(t *testing.T, f *fixture, text string) string {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, text); err != nil {
+	if _, err := io.WriteString(c, withCred(f.p, text)); err != nil {
 		t.Fatal(err)
 	}
 	// Half-close so the proxy sees the end of a truncated request, but
@@ -130,7 +130,7 @@ func TestRT23UpgradeBytes(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(c, "GET http://allowed.test:%d/up HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: rt23\r\n\r\n", up)
+	io.WriteString(c, withCred(f.p, fmt.Sprintf("GET http://allowed.test:%d/up HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: rt23\r\n\r\n", up)))
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
@@ -193,7 +193,7 @@ func TestRT23UpgradeIdle(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintf(c, "GET http://allowed.test:%d/up HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: rt23\r\n\r\n", up)
+	io.WriteString(c, withCred(p, fmt.Sprintf("GET http://allowed.test:%d/up HTTP/1.1\r\nHost: allowed.test\r\nConnection: Upgrade\r\nUpgrade: rt23\r\n\r\n", up)))
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil || resp.StatusCode != 101 {
