@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -65,6 +66,22 @@ func (p *Proxy) unauthorized(w http.ResponseWriter, r *http.Request) {
 	rec.Status = http.StatusProxyAuthRequired
 }
 
+// upgrades reports whether h asks to upgrade the connection (RFC 9110
+// 7.8: the Upgrade option in Connection, or an Upgrade header).
+func upgrades(h http.Header) bool {
+	if h.Get("Upgrade") != "" {
+		return true
+	}
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // refuse records d and answers the refused request with 403 (or 400 for
 // an invalid one) and the text naming the host and what would allow it.
 func refuse(w http.ResponseWriter, rec *Request, d Decision) {
@@ -115,6 +132,20 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 			n = -1
 		}
 		port = n
+	}
+	if upgrades(r.Header) {
+		// httputil.ReverseProxy would splice an upgraded connection (a
+		// WebSocket) as a byte stream that neither the record's counts
+		// nor the idle timeout see; CONNECT is the proxy's stream.
+		rec.Port = port
+		setDecision(rec, Decision{Verdict: DeniedInvalid, Reason: "a forwarded request cannot upgrade its connection (Connection: Upgrade, Upgrade: " + r.Header.Get("Upgrade") + "): open a tunnel with CONNECT " + hostPort(host, port) + " instead (a WebSocket client does when its proxy is set)"})
+		w.Header().Set("X-Proxy-Error", string(DeniedInvalid))
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "procage egress proxy: "+hostPort(rec.Host, port)+" refused: "+rec.Reason+"\n")
+		rec.Status = http.StatusBadRequest
+		return
 	}
 	name, d, ok := p.admit(w, r, rec, host, port)
 	if !ok {
