@@ -461,7 +461,11 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HandshakeTimeout)
 	defer cancel()
-	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", name)
+	// The absolute name: a relative one would go through resolv.conf's
+	// search list first when it has fewer dots than ndots (resolv.conf(5);
+	// Kubernetes pods have ndots:5), so --allow-host github.com could dial
+	// github.com.corp.example.
+	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", name+".")
 	if err != nil || len(addrs) == 0 {
 		if err == nil {
 			err = errors.New("no address")

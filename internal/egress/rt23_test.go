@@ -431,7 +431,7 @@ func (r *nameRecorder) LookupNetIP(ctx context.Context, network, host string) ([
 	r.mu.Lock()
 	r.asked = append(r.asked, host)
 	r.mu.Unlock()
-	return r.res.LookupNetIP(ctx, network, strings.TrimSuffix(host, "."))
+	return r.res.LookupNetIP(ctx, network, host)
 }
 
 // TestRT23ResolveRelativeName: the proxy resolves an allowed name as a
