@@ -464,7 +464,8 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 	// The absolute name: a relative one would go through resolv.conf's
 	// search list first when it has fewer dots than ndots (resolv.conf(5);
 	// Kubernetes pods have ndots:5), so --allow-host github.com could dial
-	// github.com.corp.example.
+	// github.com.corp.example. (Go's resolver, and glibc's, then skip
+	// /etc/hosts: docs/policy.md says so.)
 	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", name+".")
 	if err != nil || len(addrs) == 0 {
 		if err == nil {
