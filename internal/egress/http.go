@@ -166,6 +166,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	cw := &countWriter{ResponseWriter: w}
 	var rpErr error
+	var head int64
 	rp := &httputil.ReverseProxy{
 		Transport: p.tr,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -173,6 +174,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Port() == "" {
 				pr.Out.Host = name
 			}
+			head = requestHead(pr.Out)
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			rpErr = err
@@ -189,6 +191,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		rec.Addr = *ap
 	}
 	rec.Sent, rec.Received, rec.Status = body.n.Load(), cw.n, cw.status
+	if rec.Addr.IsValid() {
+		// The request line and headers went upstream too: a URL or a
+		// header carries data as well as a body does.
+		rec.Sent += head
+	}
 	if rpErr != nil {
 		rec.Err = rpErr.Error()
 	}
@@ -250,6 +257,19 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		rec.Err = err.Error()
 	}
+}
+
+// requestHead is the size of r's request line and header block as an
+// HTTP/1.1 client writes them to the origin (origin form), give or take
+// the headers the transport adds (Content-Length, User-Agent if absent).
+func requestHead(r *http.Request) int64 {
+	n := len(r.Method) + 1 + len(r.URL.RequestURI()) + len(" HTTP/1.1\r\n") + len("Host: \r\n") + len(r.Host) + 2
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + 2 + len(v) + 2
+		}
+	}
+	return int64(n)
 }
 
 // countReader counts a request body's bytes.

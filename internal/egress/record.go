@@ -41,9 +41,9 @@ type Request struct {
 	Reason  string
 	// Addr is the upstream address dialed; zero when none was.
 	Addr netip.AddrPort
-	// Sent counts the bytes carried from the client upstream (a request
-	// body, a tunnel's payload), Received those carried back (a response
-	// body, a tunnel's payload).
+	// Sent counts the bytes carried from the client upstream (a forwarded
+	// request's line, headers and body; a tunnel's payload), Received
+	// those carried back (a response body, a tunnel's payload).
 	Sent, Received int64
 	// Status is the HTTP status the client got (ProtoHTTP and the CONNECT
 	// answer; 0 for SOCKS).
