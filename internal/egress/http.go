@@ -19,6 +19,9 @@ import (
 // serveHTTP answers one request on the proxy's HTTP side: CONNECT opens a
 // tunnel, an absolute-form request is forwarded.
 func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if pc, ok := r.Context().Value(peekedKey{}).(*peekedConn); ok {
+		pc.handled.Add(1)
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/procage-go/procage/internal/egress/hostrule"
@@ -123,7 +124,10 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 		ReadHeaderTimeout: cfg.HandshakeTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return p.ctx },
-		ErrorLog:          discardLog,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, peekedKey{}, c)
+		},
+		ErrorLog: discardLog,
 	}
 	p.wg.Add(2)
 	go func() { defer p.wg.Done(); p.acceptLoop() }()
@@ -377,7 +381,7 @@ func (p *Proxy) sniff(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	pc := &peekedConn{Conn: c, r: br, done: make(chan struct{})}
+	pc := &peekedConn{Conn: c, r: br, done: make(chan struct{}), p: p}
 	if !p.httpLn.push(pc) {
 		return
 	}
@@ -395,9 +399,41 @@ type peekedConn struct {
 	r         *bufio.Reader
 	closeOnce sync.Once
 	done      chan struct{}
+	p         *Proxy
+	// handled counts the requests the handler began on the connection,
+	// answered the final (not 1xx) responses written on it: one more
+	// answer than requests handled is the server's own refusal of a
+	// request it could not parse (400, 431), which no handler sees.
+	handled, answered atomic.Int64
 }
 
 func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+func (c *peekedConn) Write(b []byte) (int, error) {
+	if len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[9] >= '2' && b[9] <= '5' {
+		if c.answered.Add(1) > c.handled.Load() {
+			c.p.httpMalformed(b)
+		}
+	}
+	return c.Conn.Write(b)
+}
+
+type peekedKey struct{}
+
+// httpMalformed records a request the HTTP server refused before any
+// handler ran; resp is its answer ("HTTP/1.1 400 Bad Request\r\n...\r\n\r\n
+// 400 Bad Request: malformed Host header").
+func (p *Proxy) httpMalformed(resp []byte) {
+	status, _ := strconv.Atoi(string(resp[9:12]))
+	why := string(resp[9:])
+	if _, body, ok := strings.Cut(why, "\r\n\r\n"); ok && body != "" {
+		why = body
+	}
+	why, _, _ = strings.Cut(why, "\r\n")
+	rec := p.begin(ProtoHTTP, "", "", 0)
+	rec.Verdict, rec.Reason, rec.Status = DeniedInvalid, "malformed HTTP request: "+strings.TrimSpace(why), status
+	p.finish(rec)
+}
 func (c *peekedConn) Close() error {
 	err := c.Conn.Close()
 	c.closeOnce.Do(func() { close(c.done) })

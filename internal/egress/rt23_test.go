@@ -78,7 +78,8 @@ func TestRT23RecordHugeHost(t *testing.T) {
 func TestRT23RecordMalformed(t *testing.T) {
 	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
 	cases := []struct{ name, text string }{
-		{"socks5 greeting offering only username/password", "\x05\x01\x02"},
+		{"socks5 greeting offering username/password, then no login", "\x05\x01\x02"},
+		{"socks5 greeting cut short", "\x05\x03\x02"},
 		{"socks5 request cut after the header", "\x05\x01\x00\x05\x01\x00\x03"},
 		{"http request with a malformed Host header", "GET http://allowed.test/ HTTP/1.1\r\nHost: a b\r\nHost: c\r\n\r\n"},
 		{"http request line that is not HTTP", "GET http://denied.test/\r\n\r\n"},
@@ -91,6 +92,11 @@ func TestRT23RecordMalformed(t *testing.T) {
 	recs := f.p.Records()
 	if len(recs) != len(cases) {
 		t.Errorf("%d records for %d refused requests: %v", len(recs), len(cases), recs)
+	}
+	for _, r := range recs {
+		if r.Verdict != DeniedInvalid || !strings.Contains(r.Reason, "malformed") || (r.Proto == ProtoHTTP && r.Status != http.StatusBadRequest) {
+			t.Errorf("record: %v (status %d)", r, r.Status)
+		}
 	}
 }
 

@@ -189,6 +189,7 @@ func socksReply(w io.Writer, code byte, bound netip.AddrPort) error {
 func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	userPass, err := readSOCKSGreeting(br)
 	if err != nil {
+		p.socksMalformed("greeting", err)
 		return
 	}
 	if !userPass {
@@ -204,6 +205,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	}
 	user, password, err := readSOCKSUserPass(br)
 	if err != nil {
+		p.socksMalformed("username/password request", err)
 		return
 	}
 	if !p.cfg.Credential.match(user, password) {
@@ -226,6 +228,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	if err != nil {
+		p.socksMalformed("request", err)
 		return
 	}
 	rec := p.begin(ProtoSOCKS, "CONNECT", req.host, req.port)
@@ -270,6 +273,17 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if err != nil {
 		rec.Err = err.Error()
 	}
+}
+
+// socksMalformed records a SOCKS5 exchange that ended in what: cut short
+// or malformed, before there was a request to decide on.
+func (p *Proxy) socksMalformed(what string, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errors.New("cut short")
+	}
+	rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
+	rec.Verdict, rec.Reason = DeniedInvalid, "malformed SOCKS5 "+what+": "+err.Error()
+	p.finish(rec)
 }
 
 // dialCode maps a dial error to a SOCKS5 reply code.
