@@ -98,6 +98,7 @@ func TestPresetGo(t *testing.T) {
 		"tiny.go":      "package tiny\n\nfunc Add(a, b int) int { return a + b }\n",
 		"tiny_test.go": "package tiny\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add\")\n\t}\n}\n",
 	})
+	localGo(t)
 	userCache := t.TempDir()
 	t.Setenv("GOCACHE", userCache)
 	t.Setenv("GOFLAGS", "-buildvcs=false")
@@ -125,6 +126,13 @@ func TestPresetGo(t *testing.T) {
 	}
 }
 
+// localGo keeps the go on PATH from switching toolchains (GOTOOLCHAIN,
+// which .ci/run sets): a switch needs the toolchain in the module cache,
+// which the preset grants read-only and nobody's home does not have.
+func localGo(t *testing.T) {
+	t.Setenv("GOTOOLCHAIN", "local")
+}
+
 // TestPresetCacheShared: the runs of one cage share its GOCACHE, so the
 // second go build of a package compiles nothing (go build -x lists each
 // compile); the caches are the cage's, not the caller's, and Close
@@ -136,6 +144,7 @@ func TestPresetCacheShared(t *testing.T) {
 		"tiny.go": "package tiny\n\nfunc Add(a, b int) int { return a + b }\n",
 	})
 	requireCage(t)
+	localGo(t)
 	goPath, err := exec.LookPath("go")
 	if err != nil {
 		testenv.Skip(t, testenv.ReasonNoProgram, "go is not on PATH: "+err.Error())
