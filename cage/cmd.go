@@ -90,6 +90,7 @@ type Cmd struct {
 	proxy      *egress.Proxy
 	fwd        *forwarder // a Linux T1 loopback run's forwarded host ports
 	netLog     []NetRequest
+	netDropped NetDropped
 	execTarget string // the target's kernel spelling, for ExecTargetOnly
 
 	run           *run

@@ -153,7 +153,11 @@
 // confines the child to that port; Wait stops it, and [Cmd.NetLog] is the
 // run's record (host, port, method, verdict and rule, bytes each way). A
 // refused request gets HTTP 403 (or a SOCKS5 refusal) naming the host and
-// the flag that would allow it. One proxy per run, not per cage: its
+// the flag that would allow it. The proxy URLs carry a random credential
+// of the run (http://USER:PASS@127.0.0.1:PORT; SOCKS5 username/password,
+// RFC 1929), without which the proxy answers 407: the run's processes
+// read it from their environment, other local processes that find the
+// port cannot use it. One proxy per run, not per cage: its
 // record is the run's, and concurrent runs of one cage neither share nor
 // reach each other's proxy. On macOS each spawn's profile is lowered and
 // compiled with its run's port ((remote tcp "localhost:PORT"); [Cage.Plan]

@@ -77,7 +77,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		if c.cfg.proxyPort != 0 {
 			proxyPort = c.cfg.proxyPort
 		}
-		env, _ = dedupEnv(append(env, egress.Env(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(proxyPort)))...))
+		env, _ = dedupEnv(append(env, egress.Env(netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(proxyPort)), proxyCfg.Credential)...))
 	case isProxy:
 		var ln net.Listener
 		if c.cfg.proxyPort != 0 {

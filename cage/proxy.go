@@ -16,6 +16,18 @@ import (
 // failed. [Cmd.NetLog] lists a run's requests.
 type NetRequest = egress.Request
 
+// NetDropped counts what a run's egress proxy did not record (requests
+// past [NetMaxRecords]) or serve (connections past [NetMaxConns] open at
+// once: closed unserved).
+type NetDropped = egress.Dropped
+
+// The bounds of a run's egress proxy: requests recorded, connections
+// served at once.
+const (
+	NetMaxRecords = egress.MaxRecords
+	NetMaxConns   = egress.MaxConns
+)
+
 // NetVerdict is a [NetRequest]'s decision.
 type NetVerdict = egress.Verdict
 
@@ -47,7 +59,14 @@ func (c *Cage) proxyConfig() (egress.Config, bool, error) {
 	if err != nil {
 		return egress.Config{}, false, fmt.Errorf("cage: %w", err) // profile.New checked them
 	}
-	cfg := egress.Config{Rules: rules}
+	// The credential is made here, before the proxy starts: at T1 the
+	// child's environment names it before the child hands the listener
+	// over.
+	cred, err := egress.NewCredential()
+	if err != nil {
+		return egress.Config{}, false, fmt.Errorf("cage: %w", err)
+	}
+	cfg := egress.Config{Rules: rules, Credential: cred}
 	if n := c.cfg.proxyNet; n != nil {
 		cfg.Resolver, cfg.Dialer = n.resolver, n.dialer
 	}
@@ -109,6 +128,19 @@ func (cmd *Cmd) NetLog() []NetRequest {
 	return cmd.netLog
 }
 
+// NetLogDropped returns what the run's egress proxy dropped from
+// [Cmd.NetLog] (requests past the record's bound) and connections it closed
+// unserved (more than its bound open at once): so far, or in the run once
+// Wait has returned.
+func (cmd *Cmd) NetLogDropped() NetDropped {
+	cmd.proxyMu.Lock()
+	defer cmd.proxyMu.Unlock()
+	if cmd.proxy != nil {
+		return cmd.proxy.Dropped()
+	}
+	return cmd.netDropped
+}
+
 // stopProxy ends the run's proxy and keeps its record, and ends the
 // run's forwarders.
 func (cmd *Cmd) stopProxy() {
@@ -123,5 +155,6 @@ func (cmd *Cmd) stopProxy() {
 	}
 	_ = cmd.proxy.Stop()
 	cmd.netLog = cmd.proxy.Records()
+	cmd.netDropped = cmd.proxy.Dropped()
 	cmd.proxy = nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ var proxyPublic = netip.MustParseAddr("93.184.215.14")
 type testResolver map[string][]netip.Addr
 
 func (r testResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
-	if a, ok := r[host]; ok {
+	// The proxy asks for absolute names ("allowed.test.").
+	if a, ok := r[strings.TrimSuffix(host, ".")]; ok {
 		return a, nil
 	}
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
@@ -63,8 +65,12 @@ func checkRunsApart(t *testing.T, c *cage.Cage, curl string, port int, control b
 	if err != nil {
 		t.Fatalf("run A's proxy variable: %v", err)
 	}
-	aProxy := strings.TrimSpace(line) // http://127.0.0.1:PORT
-	aAddr := strings.TrimPrefix(aProxy, "http://")
+	aProxy := strings.TrimSpace(line) // http://USER:PASS@127.0.0.1:PORT
+	au, err := url.Parse(aProxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aAddr := au.Host
 	b := c.Command(ctx, curl, "-sS", "--max-time", "10", "--proxy", aProxy, fmt.Sprintf("http://allowed.test:%d/b", port))
 	var outB bytes.Buffer
 	b.Stdout, b.Stderr = &outB, &outB

@@ -58,8 +58,12 @@ const (
 	// namespace (Linux tier T2; T1 has one). Landlock's TCP rules are per port, not per address
 	// (LANDLOCK_ACCESS_NET_CONNECT_TCP, ABI 4), so a remote host listening
 	// on the proxy's port is reachable directly, around the proxy and its
-	// host rules. Accepted, the child may connect to that port only, on
-	// any host; UDP is refused.
+	// host rules. And listen() on a socket never bound binds an ephemeral
+	// port itself, with no bind for Landlock to check
+	// (landlock-lsm/linux#15): the child can listen on every interface,
+	// and any host that reaches the machine connects in, around the proxy.
+	// Accepted, the child may connect to that port only, on any host, and
+	// bind no port; UDP is refused.
 	GapProxyDirect Gap = "network-proxy-direct"
 )
 

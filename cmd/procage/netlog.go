@@ -30,10 +30,14 @@ type netRequestJSON struct {
 // writeNetLogJSON writes the run's record as one JSON object on one line,
 // {"net_log": [...]}, so a tool reading stderr finds it as the line that
 // starts with {"net_log": (the command's own output may come before).
-func writeNetLogJSON(w io.Writer, reqs []cage.NetRequest) error {
+// Dropped counts are present when nonzero: "dropped_records" (requests
+// past the record's bound), "dropped_conns" (connections closed unserved).
+func writeNetLogJSON(w io.Writer, reqs []cage.NetRequest, d cage.NetDropped) error {
 	out := struct {
-		NetLog []netRequestJSON `json:"net_log"`
-	}{NetLog: []netRequestJSON{}}
+		NetLog         []netRequestJSON `json:"net_log"`
+		DroppedRecords int              `json:"dropped_records,omitempty"`
+		DroppedConns   int              `json:"dropped_conns,omitempty"`
+	}{NetLog: []netRequestJSON{}, DroppedRecords: d.Records, DroppedConns: d.Conns}
 	for _, r := range reqs {
 		j := netRequestJSON{
 			Start: r.Start.UTC(), DurationMS: float64(r.Duration.Microseconds()) / 1000,

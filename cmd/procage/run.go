@@ -127,12 +127,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) (code int, err error) {
 	err = cmd.Run()
 	switch {
 	case *netJSON:
-		if jerr := writeNetLogJSON(stderr, cmd.NetLog()); jerr != nil && err == nil {
+		if jerr := writeNetLogJSON(stderr, cmd.NetLog(), cmd.NetLogDropped()); jerr != nil && err == nil {
 			err = jerr
 		}
 	case *netLog:
 		for _, r := range cmd.NetLog() {
 			fmt.Fprintf(stderr, "procage run: net: %s\n", r)
+		}
+		if d := cmd.NetLogDropped(); d.Records > 0 || d.Conns > 0 {
+			fmt.Fprintf(stderr, "procage run: net: %d requests not recorded (the record keeps %d), %d connections closed unserved (more than %d open at once)\n", d.Records, cage.NetMaxRecords, d.Conns, cage.NetMaxConns)
 		}
 	}
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {

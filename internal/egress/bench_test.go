@@ -25,7 +25,7 @@ func BenchmarkProxy(b *testing.B) {
 	for _, mode := range []string{"http", "socks5h"} {
 		for _, size := range []int{1 << 10, 1 << 20} {
 			b.Run(fmt.Sprintf("%s/%dKiB", mode, size>>10), func(b *testing.B) {
-				u := &url.URL{Scheme: "http", Host: f.p.Addr().String()}
+				u, _ := url.Parse(proxyURL(f.p, "http"))
 				if mode == "socks5h" {
 					u.Scheme = "socks5h"
 				}

@@ -58,7 +58,7 @@ func TestCurl(t *testing.T) {
 		t.Errorf("CONNECT: exit %d %q", code, out)
 	}
 	// ALL_PROXY's socks5h: the proxy resolves the name.
-	if out, code := run("--proxy", "socks5h://"+f.p.Addr().String(), fmt.Sprintf("http://allowed.test:%d/socks", pa)); code != 0 || out != "A GET /socks body=0\n200" {
+	if out, code := run("--proxy", proxyURL(f.p, "socks5h"), fmt.Sprintf("http://allowed.test:%d/socks", pa)); code != 0 || out != "A GET /socks body=0\n200" {
 		t.Errorf("socks5h: exit %d %q", code, out)
 	}
 	if out, _ := run(fmt.Sprintf("http://denied.test:%d/", pa)); !strings.Contains(out, "denied.test") || !strings.HasSuffix(out, "\n403") {
@@ -70,7 +70,7 @@ func TestCurl(t *testing.T) {
 	if out, _ := run(fmt.Sprintf("http://local.test:%d/", pa)); !strings.Contains(out, "resolves to 127.0.0.1") || !strings.HasSuffix(out, "\n403") {
 		t.Errorf("local.test: %q", out)
 	}
-	if out, code := run("--proxy", "socks5h://"+f.p.Addr().String(), fmt.Sprintf("http://denied.test:%d/", pa)); code == 0 {
+	if out, code := run("--proxy", proxyURL(f.p, "socks5h"), fmt.Sprintf("http://denied.test:%d/", pa)); code == 0 {
 		t.Errorf("socks5h denied: exit 0 %q", out)
 	}
 	if out, code := run("--cacert", ca, fmt.Sprintf("https://denied.test:%d/", pt)); code == 0 || !strings.Contains(out, "403") {

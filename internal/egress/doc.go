@@ -27,7 +27,9 @@
 // "connection not allowed by ruleset". Every request is recorded
 // ([Request]: host, port, method, verdict and deciding rule, upstream
 // address, bytes each way, error); [Proxy.Records] lists them, all of them
-// once [Proxy.Stop] has returned. [Env] is the environment that points a
+// once [Proxy.Stop] has returned, up to [MaxRecords]. A proxy serves at
+// most [MaxConns] connections at once and closes the rest unserved;
+// [Proxy.Dropped] counts both. [Env] is the environment that points a
 // child's clients at the proxy.
 //
 // One listener rather than one per protocol: a Seatbelt profile then

@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -18,6 +19,9 @@ import (
 // serveHTTP answers one request on the proxy's HTTP side: CONNECT opens a
 // tunnel, an absolute-form request is forwarded.
 func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if pc, ok := r.Context().Value(peekedKey{}).(*peekedConn); ok {
+		pc.handled.Add(1)
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -27,11 +31,58 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.wg.Add(1)
 	p.mu.Unlock()
 	defer p.wg.Done()
+	if !p.cfg.Credential.proxyAuthorized(r) {
+		p.unauthorized(w, r)
+		return
+	}
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return
 	}
 	p.forward(w, r)
+}
+
+// unauthorized records and answers a request without the run's
+// credential: 407 and a Basic challenge (RFC 9110 15.5.8), which a client
+// with the credential in its proxy URL answers.
+func (p *Proxy) unauthorized(w http.ResponseWriter, r *http.Request) {
+	proto, host, port := ProtoHTTP, r.URL.Hostname(), 80
+	if r.Method == http.MethodConnect {
+		proto = ProtoConnect
+		h, pt, err := splitHostPort(r.Host, 0)
+		if err == nil {
+			host, port = h, pt
+		} else {
+			host, port = r.Host, 0
+		}
+	} else if n, err := strconv.Atoi(r.URL.Port()); err == nil {
+		port = n
+	}
+	rec := p.begin(proto, r.Method, host, port)
+	defer p.finish(rec)
+	rec.Verdict, rec.Reason = DeniedInvalid, authText
+	w.Header().Set("Proxy-Authenticate", `Basic realm="procage egress proxy"`)
+	w.Header().Set("X-Proxy-Error", string(DeniedInvalid))
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusProxyAuthRequired)
+	_, _ = io.WriteString(w, "procage egress proxy: refused: "+authText+"\n")
+	rec.Status = http.StatusProxyAuthRequired
+}
+
+// upgrades reports whether h asks to upgrade the connection (RFC 9110
+// 7.8: the Upgrade option in Connection, or an Upgrade header).
+func upgrades(h http.Header) bool {
+	if h.Get("Upgrade") != "" {
+		return true
+	}
+	for _, v := range h["Connection"] {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // refuse records d and answers the refused request with 403 (or 400 for
@@ -85,6 +136,20 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		}
 		port = n
 	}
+	if upgrades(r.Header) {
+		// httputil.ReverseProxy would splice an upgraded connection (a
+		// WebSocket) as a byte stream that neither the record's counts
+		// nor the idle timeout see; CONNECT is the proxy's stream.
+		rec.Port = port
+		setDecision(rec, Decision{Verdict: DeniedInvalid, Reason: "a forwarded request cannot upgrade its connection (Connection: Upgrade, Upgrade: " + r.Header.Get("Upgrade") + "): open a tunnel with CONNECT " + hostPort(host, port) + " instead (a WebSocket client does when its proxy is set)"})
+		w.Header().Set("X-Proxy-Error", string(DeniedInvalid))
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, "procage egress proxy: "+hostPort(rec.Host, port)+" refused: "+rec.Reason+"\n")
+		rec.Status = http.StatusBadRequest
+		return
+	}
 	name, d, ok := p.admit(w, r, rec, host, port)
 	if !ok {
 		return
@@ -104,6 +169,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	}
 	cw := &countWriter{ResponseWriter: w}
 	var rpErr error
+	var head int64
 	rp := &httputil.ReverseProxy{
 		Transport: p.tr,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -111,6 +177,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Port() == "" {
 				pr.Out.Host = name
 			}
+			head = requestHead(pr.Out)
 		},
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			rpErr = err
@@ -127,6 +194,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		rec.Addr = *ap
 	}
 	rec.Sent, rec.Received, rec.Status = body.n.Load(), cw.n, cw.status
+	if rec.Addr.IsValid() {
+		// The request line and headers went upstream too: a URL or a
+		// header carries data as well as a body does.
+		rec.Sent += head
+	}
 	if rpErr != nil {
 		rec.Err = rpErr.Error()
 	}
@@ -188,6 +260,19 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		rec.Err = err.Error()
 	}
+}
+
+// requestHead is the size of r's request line and header block as an
+// HTTP/1.1 client writes them to the origin (origin form), give or take
+// the headers the transport adds (Content-Length, User-Agent if absent).
+func requestHead(r *http.Request) int64 {
+	n := len(r.Method) + 1 + len(r.URL.RequestURI()) + len(" HTTP/1.1\r\n") + len("Host: \r\n") + len(r.Host) + 2
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + 2 + len(v) + 2
+		}
+	}
+	return int64(n)
 }
 
 // countReader counts a request body's bytes.

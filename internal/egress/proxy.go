@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/procage-go/procage/internal/egress/hostrule"
@@ -41,6 +42,10 @@ type Config struct {
 	// IdleTimeout ends a connection (tunnel, keep-alive client or SOCKS
 	// session) with no traffic for this long; 0 is two minutes.
 	IdleTimeout time.Duration
+	// Credential is what a client must present ([Credential]); zero is
+	// a new random one ([NewCredential]). The proxy never serves a client
+	// without it.
+	Credential Credential
 	// HandshakeTimeout bounds a client's first request (HTTP header or
 	// SOCKS negotiation), a name's resolution and the upstream dial;
 	// 0 is 30 seconds.
@@ -64,6 +69,8 @@ type Proxy struct {
 	conns   map[net.Conn]struct{}
 	records []Request
 	seq     int
+	active  int // connections being served
+	dropped Dropped
 	stopErr error
 	stopped chan struct{}
 	once    sync.Once
@@ -89,6 +96,12 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 30 * time.Second
 	}
+	if cfg.Credential == (Credential{}) {
+		var err error
+		if cfg.Credential, err = NewCredential(); err != nil {
+			return nil, err
+		}
+	}
 	if ln == nil {
 		var err error
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
@@ -111,7 +124,10 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 		ReadHeaderTimeout: cfg.HandshakeTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return p.ctx },
-		ErrorLog:          discardLog,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, peekedKey{}, c)
+		},
+		ErrorLog: discardLog,
 	}
 	p.wg.Add(2)
 	go func() { defer p.wg.Done(); p.acceptLoop() }()
@@ -133,7 +149,10 @@ func (p *Proxy) Port() int { return int(p.Addr().Port()) }
 
 // Env returns the proxy variables for a child that reaches the proxy at
 // the address it listens on ([Env]).
-func (p *Proxy) Env() []string { return Env(p.Addr()) }
+func (p *Proxy) Env() []string { return Env(p.Addr(), p.cfg.Credential) }
+
+// Credential returns the credential the proxy asks its clients for.
+func (p *Proxy) Credential() Credential { return p.cfg.Credential }
 
 // Stop closes the listener and every connection, waits for every
 // goroutine the proxy started and returns the listener's close error.
@@ -164,8 +183,38 @@ func (p *Proxy) Stop() error {
 	return p.stopErr
 }
 
+// MaxConns bounds the connections one proxy serves at once: the proxy runs
+// in the caller's process, and each connection costs it a descriptor and
+// goroutines for up to HandshakeTimeout (a keep-alive client holds one for
+// IdleTimeout per byte), so a child that opens thousands would exhaust the
+// caller's descriptors. A connection past the bound is closed at once and
+// counted ([Dropped]).
+const MaxConns = 256
+
+// MaxRecords bounds a run's record: each request's record is kept for the
+// run's life, and a child can make requests in a loop. Requests past the
+// bound are served as any other but counted, not recorded ([Dropped]).
+const MaxRecords = 10000
+
+// Dropped counts what a proxy did not keep or serve.
+type Dropped struct {
+	// Records counts the requests not recorded: the record held
+	// MaxRecords.
+	Records int
+	// Conns counts the connections closed unserved: MaxConns were open.
+	Conns int
+}
+
+// Dropped returns what the proxy dropped so far; after Stop, in the run.
+func (p *Proxy) Dropped() Dropped {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dropped
+}
+
 // Records returns every request so far, in the order they began; after
-// Stop, every request of the run.
+// Stop, every request of the run (at most MaxRecords: [Proxy.Dropped]
+// counts the rest).
 func (p *Proxy) Records() []Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -222,12 +271,60 @@ func (p *Proxy) begin(proto Proto, method, host string, port int) *Request {
 	return r
 }
 
-// finish stores a finished record.
+// finish stores a finished record, its client-chosen text made printable
+// and clipped: a SOCKS5 name is any bytes, which `procage run --net-log`
+// would print as lines of its own, and a request line may be as long as
+// the header limit (1 MiB), kept as long as the run's record.
 func (p *Proxy) finish(r *Request) {
 	r.Duration = time.Since(r.Start)
+	r.Method = clip(printable(r.Method), maxRecordMethod)
+	r.Host = clip(printable(r.Host), maxRecordHost)
+	r.Reason = clip(printable(r.Reason), maxRecordText)
+	r.Err = clip(printable(r.Err), maxRecordText)
 	p.mu.Lock()
-	p.records = append(p.records, *r)
+	if len(p.records) < MaxRecords {
+		p.records = append(p.records, *r)
+	} else {
+		p.dropped.Records++
+	}
 	p.mu.Unlock()
+}
+
+// The longest text a record keeps of a method, a host (a DNS name has at
+// most 253 characters, RFC 1035 2.3.4) and a reason or error.
+const (
+	maxRecordMethod = 64
+	maxRecordHost   = 255
+	maxRecordText   = 1024
+)
+
+// printable escapes s's bytes outside printable ASCII as \xNN; a valid
+// host, method or reason has none.
+func printable(s string) string {
+	i := strings.IndexFunc(s, func(c rune) bool { return c < 0x20 || c >= 0x7f })
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for j := i; j < len(s); j++ {
+		if c := s[j]; c < 0x20 || c >= 0x7f {
+			fmt.Fprintf(&b, "\\x%02x", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// clip shortens s (printable ASCII) to at most limit bytes, saying how
+// long it was.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	mark := fmt.Sprintf("...(%d bytes)", len(s))
+	return s[:max(limit-len(mark), 0)] + mark
 }
 
 func (p *Proxy) acceptLoop() {
@@ -240,8 +337,33 @@ func (p *Proxy) acceptLoop() {
 			}
 			return
 		}
-		p.track(c, func() { p.sniff(c) })
+		if !p.enter() {
+			_ = c.Close()
+			continue
+		}
+		if !p.track(c, func() { defer p.leave(); p.sniff(c) }) {
+			p.leave()
+		}
 	}
+}
+
+// enter counts a new connection in, or reports false (counted as dropped)
+// when MaxConns are being served.
+func (p *Proxy) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active >= MaxConns {
+		p.dropped.Conns++
+		return false
+	}
+	p.active++
+	return true
+}
+
+func (p *Proxy) leave() {
+	p.mu.Lock()
+	p.active--
+	p.mu.Unlock()
 }
 
 // sniff tells SOCKS5 (first byte 5, RFC 1928 section 3) from HTTP on one
@@ -259,7 +381,7 @@ func (p *Proxy) sniff(c net.Conn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	pc := &peekedConn{Conn: c, r: br, done: make(chan struct{})}
+	pc := &peekedConn{Conn: c, r: br, done: make(chan struct{}), p: p}
 	if !p.httpLn.push(pc) {
 		return
 	}
@@ -277,9 +399,41 @@ type peekedConn struct {
 	r         *bufio.Reader
 	closeOnce sync.Once
 	done      chan struct{}
+	p         *Proxy
+	// handled counts the requests the handler began on the connection,
+	// answered the final (not 1xx) responses written on it: one more
+	// answer than requests handled is the server's own refusal of a
+	// request it could not parse (400, 431), which no handler sees.
+	handled, answered atomic.Int64
 }
 
 func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+func (c *peekedConn) Write(b []byte) (int, error) {
+	if len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[9] >= '2' && b[9] <= '5' {
+		if c.answered.Add(1) > c.handled.Load() {
+			c.p.httpMalformed(b)
+		}
+	}
+	return c.Conn.Write(b)
+}
+
+type peekedKey struct{}
+
+// httpMalformed records a request the HTTP server refused before any
+// handler ran; resp is its answer ("HTTP/1.1 400 Bad Request\r\n...\r\n\r\n
+// 400 Bad Request: malformed Host header").
+func (p *Proxy) httpMalformed(resp []byte) {
+	status, _ := strconv.Atoi(string(resp[9:12]))
+	why := string(resp[9:])
+	if _, body, ok := strings.Cut(why, "\r\n\r\n"); ok && body != "" {
+		why = body
+	}
+	why, _, _ = strings.Cut(why, "\r\n")
+	rec := p.begin(ProtoHTTP, "", "", 0)
+	rec.Verdict, rec.Reason, rec.Status = DeniedInvalid, "malformed HTTP request: "+strings.TrimSpace(why), status
+	p.finish(rec)
+}
 func (c *peekedConn) Close() error {
 	err := c.Conn.Close()
 	c.closeOnce.Do(func() { close(c.done) })
@@ -343,7 +497,12 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HandshakeTimeout)
 	defer cancel()
-	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", name)
+	// The absolute name: a relative one would go through resolv.conf's
+	// search list first when it has fewer dots than ndots (resolv.conf(5);
+	// Kubernetes pods have ndots:5), so --allow-host github.com could dial
+	// github.com.corp.example. (Go's resolver, and glibc's, then skip
+	// /etc/hosts: docs/policy.md says so.)
+	addrs, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", name+".")
 	if err != nil || len(addrs) == 0 {
 		if err == nil {
 			err = errors.New("no address")

@@ -2,8 +2,10 @@ package egress
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -121,7 +123,8 @@ func TestGoClient(t *testing.T) {
 	if ar[0].Method != "GET" || ar[0].Proto != ProtoHTTP || ar[0].Received != int64(len("A GET /x body=0")) || ar[0].Addr != netip.AddrPortFrom(pubA, uint16(pa)) || ar[0].Status != 200 {
 		t.Errorf("GET record: %+v", ar[0])
 	}
-	if ar[1].Method != "POST" || ar[1].Sent != 5 || ar[1].Received != int64(len(pbody)) {
+	// Sent: the body's 5 bytes and the request line and headers.
+	if ar[1].Method != "POST" || ar[1].Sent < 5+int64(len("POST / HTTP/1.1\r\n")) || ar[1].Received != int64(len(pbody)) {
 		t.Errorf("POST record: %+v", ar[1])
 	}
 	check("www.allowed.test", 1, Allowed, "*.allowed.test")
@@ -209,14 +212,14 @@ func TestRebinding(t *testing.T) {
 
 // socksDial performs a SOCKS5 CONNECT by hand; atyp 3 sends host as a
 // name, 1 and 4 as an address. It returns the reply code and the conn.
-func socksDial(t *testing.T, proxy netip.AddrPort, cmd, atyp byte, host string, port int) (byte, net.Conn) {
+func socksDial(t *testing.T, p *Proxy, cmd, atyp byte, host string, port int) (byte, net.Conn) {
 	t.Helper()
-	c, err := net.Dial("tcp", proxy.String())
+	c, err := net.Dial("tcp", p.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	req := []byte{5, 1, 0, 5, cmd, 0, atyp}
+	req := append([]byte(socksLogin(p.Credential())), 5, cmd, 0, atyp)
 	switch atyp {
 	case 3:
 		req = append(req, byte(len(host)))
@@ -229,9 +232,9 @@ func socksDial(t *testing.T, proxy netip.AddrPort, cmd, atyp byte, host string, 
 	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}
-	var hello [2]byte
-	if _, err := io.ReadFull(c, hello[:]); err != nil || hello != [2]byte{5, 0} {
-		t.Fatalf("greeting: % x, %v", hello, err)
+	var hello [4]byte
+	if _, err := io.ReadFull(c, hello[:]); err != nil || hello != [4]byte{5, 2, 1, 0} {
+		t.Fatalf("greeting and login: % x, %v", hello, err)
 	}
 	var rep [4]byte
 	if _, err := io.ReadFull(c, rep[:]); err != nil {
@@ -252,7 +255,7 @@ func TestSOCKS(t *testing.T) {
 	lo3s := upstream(t, lo3, "LO3", false)
 	f := startProxy(t, []string{"allowed.test", "local.test"}, []string{"denied.test"}, []string{"127.0.0.3"}, defaultNames())
 	pa := port(t, a)
-	code, c := socksDial(t, f.p.Addr(), 1, 3, "allowed.test", pa)
+	code, c := socksDial(t, f.p, 1, 3, "allowed.test", pa)
 	if code != 0 {
 		t.Fatalf("allowed.test: reply %d", code)
 	}
@@ -283,7 +286,7 @@ func TestSOCKS(t *testing.T) {
 		{3, 3, "allowed.test", pa, 7}, // UDP ASSOCIATE
 		{1, 3, "nosuch.test", pa, 2},
 	} {
-		code, c := socksDial(t, f.p.Addr(), tc.cmd, tc.atyp, tc.host, tc.port)
+		code, c := socksDial(t, f.p, tc.cmd, tc.atyp, tc.host, tc.port)
 		c.Close()
 		if code != tc.want {
 			t.Errorf("cmd %d %s:%d: reply %d, want %d", tc.cmd, tc.host, tc.port, code, tc.want)
@@ -328,13 +331,13 @@ func TestStopLeaksNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tc.Close()
-	fmt.Fprintf(tc, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", port(t, a))
+	io.WriteString(tc, withCred(f.p, fmt.Sprintf("CONNECT allowed.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", port(t, a))))
 	br := bufio.NewReader(tc)
 	line, _ := br.ReadString('\n')
 	if !strings.Contains(line, "200") {
 		t.Fatalf("CONNECT: %q", line)
 	}
-	code, sc := socksDial(t, f.p.Addr(), 1, 3, "allowed.test", port(t, a))
+	code, sc := socksDial(t, f.p, 1, 3, "allowed.test", port(t, a))
 	defer sc.Close()
 	if code != 0 {
 		t.Fatalf("SOCKS %d", code)
@@ -392,7 +395,7 @@ func TestIdleTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
-	code, c := socksDial(t, p.Addr(), 1, 3, "allowed.test", port(t, a))
+	code, c := socksDial(t, p, 1, 3, "allowed.test", port(t, a))
 	defer c.Close()
 	if code != 0 {
 		t.Fatal(code)
@@ -412,11 +415,13 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 func TestEnv(t *testing.T) {
-	env := Env(netip.MustParseAddrPort("127.0.0.1:3128"))
+	cred := Credential{User: "procage-1", Password: "0a1b"}
+	env := Env(netip.MustParseAddrPort("127.0.0.1:3128"), cred)
 	want := map[string]string{
-		"HTTP_PROXY": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
-		"ALL_PROXY": "socks5h://127.0.0.1:3128", "all_proxy": "socks5h://127.0.0.1:3128",
-		"NO_PROXY": "", "no_proxy": "", "RSYNC_PROXY": "127.0.0.1:3128", "CLOUDSDK_PROXY_PORT": "3128",
+		"HTTP_PROXY": "http://procage-1:0a1b@127.0.0.1:3128", "https_proxy": "http://procage-1:0a1b@127.0.0.1:3128",
+		"ALL_PROXY": "socks5h://procage-1:0a1b@127.0.0.1:3128", "all_proxy": "socks5h://procage-1:0a1b@127.0.0.1:3128",
+		"NO_PROXY": "", "no_proxy": "", "RSYNC_PROXY": "procage-1:0a1b@127.0.0.1:3128", "CLOUDSDK_PROXY_PORT": "3128",
+		"CLOUDSDK_PROXY_USERNAME": "procage-1", "CLOUDSDK_PROXY_PASSWORD": "0a1b",
 	}
 	got := map[string]string{}
 	for _, kv := range env {
@@ -434,7 +439,62 @@ func TestEnv(t *testing.T) {
 	if len(EnvNames()) != len(env) {
 		t.Errorf("EnvNames: %v", EnvNames())
 	}
-	if e := Env(netip.MustParseAddrPort("[::1]:8080")); e[0] != "HTTP_PROXY=http://[::1]:8080" {
+	if e := Env(netip.MustParseAddrPort("[::1]:8080"), cred); e[0] != "HTTP_PROXY=http://procage-1:0a1b@[::1]:8080" {
 		t.Errorf("IPv6: %s", e[0])
+	}
+}
+
+// TestCredential: the proxy serves only clients with the run's credential
+// (any local process can connect to 127.0.0.1:PORT); the others get 407
+// (HTTP, CONNECT) or no acceptable method and a failed login (SOCKS5),
+// and are recorded.
+func TestCredential(t *testing.T) {
+	a := upstream(t, lo2, "A", false)
+	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
+	pa := port(t, a)
+	wrong := base64.StdEncoding.EncodeToString([]byte(f.p.Credential().User + ":x" + f.p.Credential().Password))
+	for _, text := range []string{
+		fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", pa),
+		fmt.Sprintf("GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test\r\nProxy-Authorization: Basic %s\r\nConnection: close\r\n\r\n", pa, wrong),
+		fmt.Sprintf("CONNECT allowed.test:%d HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", pa),
+	} {
+		c, err := net.Dial("tcp", f.p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, text)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		c.Close()
+		if err != nil || resp.StatusCode != http.StatusProxyAuthRequired || !strings.HasPrefix(resp.Header.Get("Proxy-Authenticate"), "Basic ") {
+			t.Errorf("%.40q: %v %v, want 407 with a Basic challenge", text, resp, err)
+		}
+	}
+	socks := func(text string, want []byte) {
+		t.Helper()
+		c, err := net.Dial("tcp", f.p.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, text)
+		got, _ := io.ReadAll(c)
+		if !bytes.Equal(got, want) {
+			t.Errorf("SOCKS5 %q: answered % x, want % x", text, got, want)
+		}
+	}
+	req := fmt.Sprintf("\x05\x01\x00\x03\x0callowed.test%c%c", byte(pa>>8), byte(pa))
+	socks("\x05\x01\x00"+req, []byte{5, 0xff})
+	socks(socksLogin(Credential{User: f.p.Credential().User, Password: "x"})+req, []byte{5, 2, 1, 1})
+	_ = f.p.Stop()
+	recs := f.p.Records()
+	if len(recs) != 5 {
+		t.Fatalf("%d records, want 5: %v", len(recs), recs)
+	}
+	for _, r := range recs {
+		if r.Allowed() || !strings.Contains(r.Reason, "credential") || r.Addr.IsValid() {
+			t.Errorf("record: %v", r)
+		}
 	}
 }

@@ -30,7 +30,9 @@ type Request struct {
 	Proto  Proto
 	Method string
 	// Host is the name (normalised) or address the client asked for,
-	// Port its port.
+	// Port its port. Text a client chose (Method, Host; in Reason and
+	// Err) is kept printable, bytes outside printable ASCII as \xNN, and
+	// clipped to a few hundred bytes.
 	Host string
 	Port int
 	// Verdict, Rule and Reason are the decision's ([Decision]).
@@ -39,9 +41,9 @@ type Request struct {
 	Reason  string
 	// Addr is the upstream address dialed; zero when none was.
 	Addr netip.AddrPort
-	// Sent counts the bytes carried from the client upstream (a request
-	// body, a tunnel's payload), Received those carried back (a response
-	// body, a tunnel's payload).
+	// Sent counts the bytes carried from the client upstream (a forwarded
+	// request's line, headers and body; a tunnel's payload), Received
+	// those carried back (a response body, a tunnel's payload).
 	Sent, Received int64
 	// Status is the HTTP status the client got (ProtoHTTP and the CONNECT
 	// answer; 0 for SOCKS).

@@ -11,13 +11,16 @@ import (
 	"time"
 )
 
-// SOCKS5 (RFC 1928), the CONNECT command only, without authentication.
+// SOCKS5 (RFC 1928), the CONNECT command only, with username/password
+// authentication (RFC 1929) and no other method: the run's credential.
 // Written here rather than taken from a module: github.com/armon/go-socks5
 // has not changed since 2016, and the maintained ones are not on the module
 // proxy procage builds from; the part needed is short.
 const (
 	socksVersion    = 5
 	socksNoAuth     = 0
+	socksUserPass   = 2
+	socksAuthVer    = 1 // RFC 1929's subnegotiation version
 	socksNoMethod   = 0xff
 	socksCmdConnect = 1
 	socksAtypIPv4   = 1
@@ -54,7 +57,7 @@ type errSOCKS struct {
 func (e *errSOCKS) Error() string { return "socks5: " + e.msg }
 
 // readSOCKSGreeting reads the version and method list and reports whether
-// the client offers "no authentication".
+// the client offers username/password (RFC 1929), the only method served.
 func readSOCKSGreeting(r io.Reader) (bool, error) {
 	var hdr [2]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -71,11 +74,35 @@ func readSOCKSGreeting(r io.Reader) (bool, error) {
 		return false, err
 	}
 	for _, m := range methods {
-		if m == socksNoAuth {
+		if m == socksUserPass {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// readSOCKSUserPass reads RFC 1929's username/password request.
+func readSOCKSUserPass(r io.Reader) (user, password string, err error) {
+	var hdr [2]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return "", "", err
+	}
+	if hdr[0] != socksAuthVer {
+		return "", "", fmt.Errorf("socks5: username/password version %d", hdr[0])
+	}
+	u := make([]byte, hdr[1])
+	if _, err := io.ReadFull(r, u); err != nil {
+		return "", "", err
+	}
+	var n [1]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return "", "", err
+	}
+	pw := make([]byte, n[0])
+	if _, err := io.ReadFull(r, pw); err != nil {
+		return "", "", err
+	}
+	return string(u), string(pw), nil
 }
 
 // readSOCKSRequest reads one request (RFC 1928 section 4). An error of
@@ -160,15 +187,35 @@ func socksReply(w io.Writer, code byte, bound netip.AddrPort) error {
 // serveSOCKS serves one SOCKS5 client on c, whose bytes br has begun to
 // read.
 func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
-	noAuth, err := readSOCKSGreeting(br)
+	userPass, err := readSOCKSGreeting(br)
 	if err != nil {
+		p.socksMalformed("greeting", err)
 		return
 	}
-	if !noAuth {
+	if !userPass {
+		// Without the credential (no authentication offered): refused.
+		rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
+		rec.Verdict, rec.Reason = DeniedInvalid, "no username/password method offered: "+authText
 		_, _ = c.Write([]byte{socksVersion, socksNoMethod})
+		p.finish(rec)
 		return
 	}
-	if _, err := c.Write([]byte{socksVersion, socksNoAuth}); err != nil {
+	if _, err := c.Write([]byte{socksVersion, socksUserPass}); err != nil {
+		return
+	}
+	user, password, err := readSOCKSUserPass(br)
+	if err != nil {
+		p.socksMalformed("username/password request", err)
+		return
+	}
+	if !p.cfg.Credential.match(user, password) {
+		rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
+		rec.Verdict, rec.Reason = DeniedInvalid, authText
+		_, _ = c.Write([]byte{socksAuthVer, 1})
+		p.finish(rec)
+		return
+	}
+	if _, err := c.Write([]byte{socksAuthVer, 0}); err != nil {
 		return
 	}
 	req, err := readSOCKSRequest(br)
@@ -181,6 +228,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	if err != nil {
+		p.socksMalformed("request", err)
 		return
 	}
 	rec := p.begin(ProtoSOCKS, "CONNECT", req.host, req.port)
@@ -225,6 +273,17 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if err != nil {
 		rec.Err = err.Error()
 	}
+}
+
+// socksMalformed records a SOCKS5 exchange that ended in what: cut short
+// or malformed, before there was a request to decide on.
+func (p *Proxy) socksMalformed(what string, err error) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = errors.New("cut short")
+	}
+	rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
+	rec.Verdict, rec.Reason = DeniedInvalid, "malformed SOCKS5 "+what+": "+err.Error()
+	p.finish(rec)
 }
 
 // dialCode maps a dial error to a SOCKS5 reply code.

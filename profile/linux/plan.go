@@ -258,7 +258,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 			// layer where Landlock has one.
 			pl.NetNS = &NetNamespace{Loopback: true, Proxy: true}
 		} else {
-			gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%s) is reachable directly, around the proxy", port)})
+			gaps = append(gaps, profile.GapPart{Gap: profile.GapProxyDirect, Detail: fmt.Sprintf("Landlock filters TCP by port, not address: a remote host listening on the proxy's port (%s) is reachable directly, around the proxy, and listen() without bind() listens on an ephemeral port on every interface (landlock-lsm/linux#15)", port)})
 		}
 		ns.families = []uint32{afInet, afInet6}
 		ns.streamOnlyInet = true

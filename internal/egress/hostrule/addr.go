@@ -28,7 +28,10 @@ type classRange struct {
 
 // special lists the ranges refused, first match wins (IANA IPv4 and IPv6
 // Special-Purpose Address Registries, RFC 6890; metadata: the address AWS,
-// GCP and Azure serve instance metadata on, and AWS's IPv6 fd00:ec2::254).
+// GCP and Azure serve instance metadata on, AWS's IPv6 fd00:ec2::254,
+// Alibaba's 100.100.100.200, and Azure's platform endpoint 168.63.129.16,
+// a public-range address on every Azure VM ("What is IP address
+// 168.63.129.16?", learn.microsoft.com/azure/virtual-network)).
 var special = func() []classRange {
 	var out []classRange
 	add := func(c AddrClass, ps ...string) {
@@ -36,7 +39,7 @@ var special = func() []classRange {
 			out = append(out, classRange{netip.MustParsePrefix(p), c})
 		}
 	}
-	add(Metadata, "169.254.169.254/32", "fd00:ec2::254/128", "100.100.100.200/32")
+	add(Metadata, "169.254.169.254/32", "fd00:ec2::254/128", "100.100.100.200/32", "168.63.129.16/32")
 	add(Unspecified, "0.0.0.0/8", "::/128")
 	add(Loopback, "127.0.0.0/8", "::1/128")
 	add(Private, "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "64:ff9b:1::/48")
