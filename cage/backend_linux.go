@@ -380,7 +380,7 @@ var probeLinux = cachedVerdict(func() error {
 	if n := calls.Name(se.Step, se.Call); n != "" {
 		what += " (" + n + ")"
 	}
-	return &UnsupportedError{OSBuild: build, What: "apply probe: child failed " + what + ", not exec with EACCES", Err: err}
+	return &UnsupportedError{OSBuild: build, What: "apply probe: child failed " + what + ", not exec with EACCES", Err: se}
 })
 
 func hostProbeApply() error { return probeLinux() }
