@@ -250,9 +250,11 @@ func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linu
 		return childSpecOf(b.calls, nil), b.plan.Rules, b.rs, nil
 	}
 	plan := b.plan
-	if s.proxyPort != 0 {
-		// Proxy mode (the gap network-proxy-direct accepted): this
-		// spawn's ruleset also lets TCP connect to the run's proxy port.
+	if s.proxyPort != 0 && b.plan.HandledNet != 0 {
+		// Proxy mode: this spawn's ruleset also lets TCP connect to the
+		// run's proxy port (at T2 the only confinement, with the gap
+		// network-proxy-direct accepted; at T1 a second layer where the
+		// kernel has TCP rights, ABI 4: below it the namespace alone).
 		pp := *b.plan
 		pp.NetRules = append(slices.Clone(pp.NetRules), linux.NetRule{Port: uint16(s.proxyPort), Access: linux.NetConnectTCP})
 		plan = &pp

@@ -140,9 +140,9 @@ const (
 	StepSession   Step = Step(forkexec.StepSession)   // setsid, or setpgid with TTYInherit
 	StepStdio     Step = Step(forkexec.StepStdio)     // descriptors 0..n-1
 	StepDir       Step = Step(forkexec.StepDir)       // chdir(Dir)
-	StepRlimit    Step = Step(forkexec.StepRlimit)    // resource limits
 	StepNamespace Step = Step(forkexec.StepNamespace) // Linux tier T1: namespaces and mounts
 	StepPID       Step = Step(forkexec.StepPID)       // Linux tier T1: the run's pid namespace, its pid 1 and /proc
+	StepRlimit    Step = Step(forkexec.StepRlimit)    // resource limits
 	StepApply     Step = Step(forkexec.StepApply)     // put the sandbox in force
 	StepConfirm   Step = Step(forkexec.StepConfirm)   // prove it is in force
 	StepConsume   Step = Step(forkexec.StepConsume)   // take the spawn's grants

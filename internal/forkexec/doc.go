@@ -22,9 +22,9 @@
 // The child runs, in order: [StepSession] (setsid, or setpgid(0, 0) when
 // Attr.ProcessGroup is set; then the runtime's post-fork signal reset),
 // [StepStdio] (syscall's two-pass dup2 shuffle, so fds 0..n-1 are
-// Attr.Files), [StepDir], [StepRlimit], [StepNamespace] (Calls only: the
+// Attr.Files), [StepDir], [StepNamespace] (Calls only: the
 // user and mount namespaces, Linux tier T1), [StepPID] (Linux,
-// Attr.PIDNamespace: see below), [StepApply],
+// Attr.PIDNamespace: see below), [StepRlimit], [StepApply],
 // [StepConfirm], [StepConsume], [StepCloexec] and [StepExec]. After a step's built-in
 // action, the Attr.Calls tagged with it run in order. A failure writes
 // {step and the failing call's position, errno} (8 bytes, atomic on a

@@ -11,17 +11,18 @@ import (
 // as a [*StepError] carrying its Step.
 type Step uint32
 
-// The stages, listed in the order the child runs them. StepStdio and StepDir
-// run before StepRlimit so that a lowered RLIMIT_NOFILE cannot make the
-// descriptor shuffle fail (it dup2s onto numbers above every caller's fd);
-// the spec's order — session and limits before the profile — is unchanged.
+// The stages, listed in the order the child runs them. StepStdio, StepDir,
+// StepNamespace and StepPID run before StepRlimit so that a lowered
+// RLIMIT_NOFILE cannot make the descriptor shuffle or the namespace set-up
+// fail (they open descriptors above every caller's fd); the spec's order —
+// session and limits before the profile — is unchanged.
 const (
 	StepSession   Step = iota + 1 // setsid, or setpgid(0, 0) with Attr.ProcessGroup
 	StepStdio                     // dup2 Attr.Files onto 0..n-1
 	StepDir                       // chdir(Attr.Dir)
-	StepRlimit                    // Attr.Rlimits, then the RLIMIT_NOFILE restore
 	StepNamespace                 // namespaces and mounts (Calls only; Linux tier T1)
 	StepPID                       // Linux, Attr.PIDNamespace: fork pid 1 and the target, mount /proc
+	StepRlimit                    // Attr.Rlimits, then the RLIMIT_NOFILE restore
 	StepApply                     // apply the compiled profile (Calls only)
 	StepConfirm                   // confirm the child is sandboxed (Calls only)
 	StepConsume                   // consume grant tokens (Calls only)

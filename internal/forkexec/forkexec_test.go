@@ -25,7 +25,7 @@ func TestStepString(t *testing.T) {
 	for s := StepSession; s < stepEnd; s++ {
 		got = append(got, s.String())
 	}
-	want := []string{"session", "stdio", "chdir", "rlimit", "namespace", "pidns", "apply", "confirm", "consume", "cloexec", "exec"}
+	want := []string{"session", "stdio", "chdir", "namespace", "pidns", "rlimit", "apply", "confirm", "consume", "cloexec", "exec"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Step names (-want +got):\n%s", diff)
 	}
