@@ -651,7 +651,10 @@ func TestKillBeforeExit(t *testing.T) {
 }
 
 func TestRlimitsAndSession(t *testing.T) {
-	limit := cage.WithRlimits(cage.Rlimit{Resource: unix.RLIMIT_NOFILE, Cur: 64, Max: 64})
+	// Above the test process's descriptors, which the child holds until
+	// exec (its confirm step opens one: WithRlimits).
+	const nofile = 512
+	limit := cage.WithRlimits(cage.Rlimit{Resource: unix.RLIMIT_NOFILE, Cur: nofile, Max: nofile})
 	forEachBackend(t, nil, []cage.Option{limit}, func(t *testing.T, c lcage) {
 		// Looked at from outside (the test process is not confined).
 		cmd := c.Command(t.Context(), "/bin/sleep", "60")
@@ -661,8 +664,8 @@ func TestRlimitsAndSession(t *testing.T) {
 		defer func() { _ = cmd.Kill(); _ = cmd.Wait() }()
 		pid := cmd.Process.Pid
 		var lim unix.Rlimit
-		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim); err != nil || lim.Cur != 64 || lim.Max != 64 {
-			t.Errorf("child's RLIMIT_NOFILE = %+v (%v), want 64/64", lim, err)
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, nil, &lim); err != nil || lim.Cur != nofile || lim.Max != nofile {
+			t.Errorf("child's RLIMIT_NOFILE = %+v (%v), want %d/%d", lim, err, nofile, nofile)
 		}
 		if sid, err := unix.Getsid(pid); err != nil || sid != pid {
 			t.Errorf("child's session = %d (%v), want its own (%d)", sid, err, pid)

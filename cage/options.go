@@ -91,7 +91,10 @@ func WithCompileLimit(n int) Option {
 
 // WithRlimits sets resource limits each child applies, in order, before
 // its profile. Naming RLIMIT_CORE replaces the default core limit of 0
-// (see [WithCoreDumps]).
+// (see [WithCoreDumps]). The child still holds the caller's descriptors
+// until it executes the target, so an RLIMIT_NOFILE at or below the
+// caller's open descriptor count can fail the spawn at a step that opens
+// one (EMFILE, the step named): the target never runs.
 func WithRlimits(limits ...Rlimit) Option {
 	return optionFunc(func(c *config) error {
 		for _, l := range limits {
