@@ -58,6 +58,10 @@ type linuxBackend struct {
 	// gitDirs are the git directories found beneath the policy's writable
 	// trees when New ran (T1 pins those still there at each spawn).
 	gitDirs []string
+	// ownRuleset: the plan's own mounts (a fresh /proc, a private /tmp)
+	// have Landlock rules the child adds, so each T1 spawn needs a
+	// ruleset of its own.
+	ownRuleset bool
 	// procMount: at T1 each run gets a fresh /proc in its pid namespace
 	// (off where the probe found the proc mount refused).
 	procMount bool
@@ -114,6 +118,9 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 	be := &linuxBackend{plan: pl, held: held, rs: rs, prog: prog, calls: calls, forking: pl.Forking,
 		procMount: pl.Tier == linux.TierT1 && !env.NoProcMount}
 	be.gitDirs = findGitDirs(pl.Mounts)
+	if pl.Tier == linux.TierT1 {
+		be.ownRuleset = len(pl.MountRules(pl.Rules, pl.MountsFor(pl.Rules))) > 0
+	}
 	return be, nil
 }
 
@@ -159,16 +166,7 @@ func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 	t1 := b.plan.Tier == linux.TierT1
-	// At T1 the Landlock rules of the run's own mounts (a fresh /proc, a
-	// private /tmp and /dev/shm) are added in the child, which needs this
-	// spawn's own ruleset.
-	var mounts []linux.Mount
-	own := false
-	if t1 {
-		mounts = b.plan.MountsFor(b.plan.Rules)
-		own = len(b.plan.MountRules(b.plan.Rules, mounts)) > 0
-	}
-	cs, rules, rs, err := b.landlockChild(s, own)
+	cs, rules, rs, err := b.landlockChild(s, b.ownRuleset)
 	if err != nil || !t1 {
 		return cs, err
 	}
@@ -180,7 +178,7 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 			gitDirs = append(gitDirs, dirs...)
 		}
 	}
-	mounts = slices.DeleteFunc(b.plan.MountsFor(rules), func(m linux.Mount) bool {
+	mounts := slices.DeleteFunc(b.plan.MountsFor(rules), func(m linux.Mount) bool {
 		// The working directory must stay reachable.
 		return m.Kind == linux.MountTmpfs && s.dir != "" && (s.dir == m.Path || strings.HasPrefix(s.dir, m.Path+"/")) &&
 			(s.temp == "" || !(s.dir == s.temp || strings.HasPrefix(s.dir, s.temp+"/")))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,7 +45,8 @@ func testProxyMode(t *testing.T, tier cage.LinuxTier) {
 		t.Fatal(err)
 	}
 	names := testResolver{"allowed.test": {proxyPublic}, "denied.test": {proxyPublic}, "local.test": {netip.MustParseAddr("127.0.0.1")}}
-	opts := []cage.Option{cage.WithLinuxTier(tier), cage.WithProxyNet(names, testDialer{}), cage.WithProxyPort(port)}
+	base := []cage.Option{cage.WithLinuxTier(tier), cage.WithProxyNet(names, testDialer{})}
+	opts := append(slices.Clip(base), cage.WithProxyPort(port))
 	_, err = cage.New(p, opts...)
 	skipIfTooOld(t, err)
 	switch {
@@ -54,7 +56,8 @@ func testProxyMode(t *testing.T, tier cage.LinuxTier) {
 		t.Fatalf("New at T1: %v, want no gap", err)
 	}
 	if tier == cage.TierT2 {
-		opts = append(opts, cage.AcceptGaps(profile.GapProxyDirect))
+		gap := cage.AcceptGaps(profile.GapProxyDirect)
+		opts, base = append(opts, gap), append(base, gap)
 	}
 	c, err := cage.New(p, opts...)
 	skipIfTooOld(t, err) // T2's process-access scopes need ABI 6
@@ -73,7 +76,7 @@ func testProxyMode(t *testing.T, tier cage.LinuxTier) {
 	// Runs apart: a cage of the same policy without the fixed port, so
 	// run B's own proxy cannot sit on run A's port; at T1 run A's proxy
 	// is in its own network namespace, not on the host's loopback.
-	apart, err := cage.New(p, append(opts[:2:2], opts[3:]...)...)
+	apart, err := cage.New(p, base...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,21 +159,7 @@ func TestLinuxAllow(t *testing.T) {
 		if !slices.Contains(reasons, r.text) && (r.text != landlockOn || r.test != "TestLinuxNoLandlockKernel") {
 			t.Errorf("rule %+v: want one of the texts %q", r, reasons)
 		}
-		// A rule for a test that no longer exists allows nothing; say so.
-		dir := filepath.Join("..", "..", "..", strings.TrimPrefix(r.pkg, "github.com/procage-go/procage/"))
-		files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
-		found := false
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			top, _, _ := strings.Cut(r.test, "/") // a subtest's function
-			found = found || strings.Contains(string(b), "\nfunc "+top+"(")
-		}
-		if !found {
-			t.Errorf("rule %+v: no func %s in %s", r, r.test, dir)
-		}
+		requireTestFunc(t, r)
 	}
 }
 
@@ -261,22 +247,29 @@ func TestKernelMatrixAllow(t *testing.T) {
 			wildcard = true
 			continue
 		}
-		dir := filepath.Join("..", "..", "..", strings.TrimPrefix(r.pkg, "github.com/procage-go/procage/"))
-		files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
-		found := false
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			top, _, _ := strings.Cut(r.test, "/") // a subtest's function
-			found = found || strings.Contains(string(b), "\nfunc "+top+"(")
-		}
-		if !found {
-			t.Errorf("rule %+v: no func %s in %s", r, r.test, dir)
-		}
+		requireTestFunc(t, r)
 	}
 	if !wildcard {
 		t.Errorf("no rule for the Landlock ABI's skips")
 	}
+}
+
+// requireTestFunc fails unless r's package has r's test function (a
+// subtest's, for a name with "/"): a rule for a test that no longer exists
+// allows nothing.
+func requireTestFunc(t *testing.T, r allowRule) {
+	t.Helper()
+	dir := filepath.Join("..", "..", "..", strings.TrimPrefix(r.pkg, "github.com/procage-go/procage/"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	top, _, _ := strings.Cut(r.test, "/")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "\nfunc "+top+"(") {
+			return
+		}
+	}
+	t.Errorf("rule %+v: no func %s in %s", r, r.test, dir)
 }
