@@ -237,6 +237,9 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		rec.Err = err.Error()
 		return
 	}
+	if pc, ok := client.(*peekedConn); ok {
+		pc.tunnel.Store(true)
+	}
 	defer client.Close()
 	defer up.Close()
 	if !p.hold(up) {

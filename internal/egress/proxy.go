@@ -405,12 +405,15 @@ type peekedConn struct {
 	// answer than requests handled is the server's own refusal of a
 	// request it could not parse (400, 431), which no handler sees.
 	handled, answered atomic.Int64
+	// tunnel is set once a CONNECT hijacked the connection: what is
+	// written on it from then on is the upstream's.
+	tunnel atomic.Bool
 }
 
 func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func (c *peekedConn) Write(b []byte) (int, error) {
-	if len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[9] >= '2' && b[9] <= '5' {
+	if !c.tunnel.Load() && len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[9] >= '2' && b[9] <= '5' {
 		if c.answered.Add(1) > c.handled.Load() {
 			c.p.httpMalformed(b)
 		}

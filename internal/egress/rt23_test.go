@@ -620,3 +620,20 @@ func TestRT23HostOwnAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestTunnelledHTTPNoMalformedRecord: the bytes a CONNECT tunnel carries
+// back are the upstream's, not the proxy's HTTP server's; an upstream's
+// HTTP response there is no refusal of a malformed request.
+func TestTunnelledHTTPNoMalformedRecord(t *testing.T) {
+	a := upstream(t, lo2, "A", false)
+	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
+	hp := fmt.Sprintf("allowed.test:%d", port(t, a))
+	out := rawRequest(t, f, "CONNECT "+hp+" HTTP/1.1\r\nHost: "+hp+"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	if !strings.Contains(out, "A GET / body=0") {
+		t.Fatalf("through the tunnel: %q", out)
+	}
+	_ = f.p.Stop()
+	if recs := f.p.Records(); len(recs) != 1 || !recs[0].Allowed() {
+		t.Errorf("records: %v; want the one CONNECT", recs)
+	}
+}
