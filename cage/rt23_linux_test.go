@@ -255,6 +255,13 @@ func testRT23ProxyHostAddress(t *testing.T, tier cage.LinuxTier) {
 			fmt.Fprintf(&script, "echo '== %s'; %s -sS --max-time 10 %s; echo\n", args, curl, args)
 		}
 	}
+	// Control, last: a rule naming the first address and another port
+	// reaches a listener there.
+	named := netip.AddrPortFrom(hosts[0].Addr(), uint16(testenv.ServeHTTP(t, ":0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "named service")
+	}))))
+	rules = append(rules, named.String())
+	fmt.Fprintf(&script, "%s -sS -g --max-time 10 http://%s/\n", curl, named)
 	p, err := profile.New(profile.BaseV1, profile.AllowHosts("*.own.test"), profile.AllowAddresses(rules...), profile.Fork())
 	if err != nil {
 		t.Fatal(err)
@@ -280,14 +287,17 @@ func testRT23ProxyHostAddress(t *testing.T, tier cage.LinuxTier) {
 	if strings.Contains(out.String(), "host service") {
 		t.Errorf("the run reached the host's own service through its proxy")
 	}
+	if !strings.HasSuffix(out.String(), "named service") {
+		t.Errorf("the run did not reach %s, which an address rule names", named)
+	}
 	if n := accepted.Load(); n != 0 {
 		t.Errorf("the host's listener accepted %d connections", n)
 	}
 	log := cmd.NetLog()
-	if len(log) != 5*len(hosts) {
-		t.Errorf("%d records, want %d", len(log), 5*len(hosts))
+	if len(log) != 5*len(hosts)+1 || !log[len(log)-1].Allowed() {
+		t.Fatalf("%d records, want %d, the last allowed: %v", len(log), 5*len(hosts)+1, log)
 	}
-	for _, r := range log {
+	for _, r := range log[:len(log)-1] {
 		if r.Verdict != cage.NetDeniedAddress || !strings.Contains(r.Reason, "this host") {
 			t.Errorf("record: %v; want %s naming this host", r, cage.NetDeniedAddress)
 		}

@@ -46,6 +46,10 @@ type Config struct {
 	// a new random one ([NewCredential]). The proxy never serves a client
 	// without it.
 	Credential Credential
+	// HostAddrs returns this machine's interface addresses, which the
+	// proxy refuses to dial unless an address rule names them; nil reads
+	// them (net.InterfaceAddrs, at most 100ms old: interfaces change).
+	HostAddrs func() ([]netip.Addr, error)
 	// HandshakeTimeout bounds a client's first request (HTTP header or
 	// SOCKS negotiation), a name's resolution and the upstream dial;
 	// 0 is 30 seconds.
@@ -89,6 +93,9 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 	}
 	if cfg.Dialer == nil {
 		cfg.Dialer = &net.Dialer{}
+	}
+	if cfg.HostAddrs == nil {
+		cfg.HostAddrs = interfaceAddrs.get
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 2 * time.Minute
@@ -488,7 +495,11 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 	}
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		a = a.Unmap()
-		return a.String(), p.cfg.Rules.DecideAddr(a, port)
+		h, err := p.host()
+		if err != nil {
+			return a.String(), hostUnknown(err)
+		}
+		return a.String(), p.cfg.Rules.DecideAddr(a, port, h)
 	}
 	name, err := hostrule.NormalizeHost(host)
 	if err != nil {
@@ -512,7 +523,17 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 		}
 		return name, Decision{Verdict: DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
 	}
-	return name, p.cfg.Rules.Filter(d, name, port, addrs)
+	h, err := p.host()
+	if err != nil {
+		return name, hostUnknown(err)
+	}
+	return name, p.cfg.Rules.Filter(d, name, port, addrs, h)
+}
+
+// hostUnknown refuses a request when this machine's addresses cannot be
+// read: any destination might be one of them.
+func hostUnknown(err error) Decision {
+	return Decision{Verdict: DeniedAddress, Reason: "cannot read this host's own addresses, which the proxy refuses: " + err.Error()}
 }
 
 // dial connects to the first of the decision's addresses that answers.

@@ -111,8 +111,11 @@ func denyText(host string, port int, d Decision) string {
 	case DeniedByRule:
 		hint = "a deny rule wins over every allow: remove --deny-host " + d.Rule
 	case DeniedAddress:
-		a := d.Refused[0].Addr
-		hint = "allow the address with --allow-address " + a.String()
+		if len(d.Refused) == 0 {
+			hint = "try again"
+			break
+		}
+		hint = "allow the address with --allow-address " + d.Refused[0].Addr.String()
 	case DeniedResolve:
 		hint = "check the name"
 	default:
