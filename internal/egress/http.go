@@ -242,16 +242,16 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	defer client.Close()
 	defer up.Close()
-	if !p.hold(up) {
+	if !p.conns.Add(up) {
 		rec.Err = "proxy stopping"
 		return
 	}
-	defer p.untrack(up)
-	if !p.hold(client) {
+	defer p.conns.Remove(up)
+	if !p.conns.Add(client) {
 		rec.Err = "proxy stopping"
 		return
 	}
-	defer p.untrack(client)
+	defer p.conns.Remove(client)
 	_ = client.SetDeadline(time.Time{})
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
 		rec.Err = err.Error()

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/procage-go/procage/internal/conntrack"
 	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
@@ -69,8 +70,8 @@ type Proxy struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	closed  bool
-	conns   map[net.Conn]struct{}
+	closed  bool // Stop has begun: no new handler joins wg
+	conns   conntrack.Set
 	records []Request
 	seq     int
 	active  int // connections being served
@@ -115,7 +116,7 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 			return nil, fmt.Errorf("egress: %w", err)
 		}
 	}
-	p := &Proxy{cfg: cfg, ln: ln, conns: map[net.Conn]struct{}{}, stopped: make(chan struct{})}
+	p := &Proxy{cfg: cfg, ln: ln, stopped: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.httpLn = newChanListener(ln.Addr())
 	p.tr = &http.Transport{
@@ -168,11 +169,8 @@ func (p *Proxy) Stop() error {
 	p.once.Do(func() {
 		p.mu.Lock()
 		p.closed = true
-		conns := make([]net.Conn, 0, len(p.conns))
-		for c := range p.conns {
-			conns = append(conns, c)
-		}
 		p.mu.Unlock()
+		p.conns.Close()
 		p.stopErr = p.ln.Close()
 		if errors.Is(p.stopErr, net.ErrClosed) {
 			p.stopErr = nil
@@ -180,9 +178,6 @@ func (p *Proxy) Stop() error {
 		p.cancel()
 		p.httpLn.Close()
 		_ = p.srv.Close()
-		for _, c := range conns {
-			_ = c.Close()
-		}
 		p.wg.Wait()
 		p.tr.CloseIdleConnections()
 		close(p.stopped)
@@ -231,41 +226,19 @@ func (p *Proxy) Records() []Request {
 }
 
 // track registers c to be closed by Stop and runs fn on a goroutine Stop
-// waits for; it reports false (and closes c) once Stop has begun.
+// waits for (the caller, the accept loop, is one too); it reports false
+// (and closes c) once Stop has begun.
 func (p *Proxy) track(c net.Conn, fn func()) bool {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.conns.Add(c) {
 		_ = c.Close()
 		return false
 	}
-	p.conns[c] = struct{}{}
 	p.wg.Add(1)
-	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		defer p.untrack(c)
+		defer p.conns.Remove(c)
 		fn()
 	}()
-	return true
-}
-
-func (p *Proxy) untrack(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	_ = c.Close()
-}
-
-// hold registers a connection the caller already runs on a tracked
-// goroutine (a hijacked one); release undoes it.
-func (p *Proxy) hold(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	p.conns[c] = struct{}{}
 	return true
 }
 

@@ -255,10 +255,10 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	}
 	rec.Addr = ap
 	defer up.Close()
-	if !p.hold(up) {
+	if !p.conns.Add(up) {
 		return
 	}
-	defer p.untrack(up)
+	defer p.conns.Remove(up)
 	var bound netip.AddrPort
 	if ta, ok := up.LocalAddr().(*net.TCPAddr); ok {
 		bound = ta.AddrPort()
