@@ -35,7 +35,7 @@ type Dialer interface {
 // Config configures a [Proxy].
 type Config struct {
 	// Rules decide the hosts (required).
-	Rules *Rules
+	Rules *hostrule.Rules
 	// Resolver resolves names; nil is net.DefaultResolver.
 	Resolver Resolver
 	// Dialer dials the checked addresses; nil is a net.Dialer.
@@ -414,7 +414,7 @@ func (p *Proxy) httpMalformed(resp []byte) {
 	}
 	why, _, _ = strings.Cut(why, "\r\n")
 	rec := p.begin(ProtoHTTP, "", "", 0)
-	rec.Verdict, rec.Reason, rec.Status = DeniedInvalid, "malformed HTTP request: "+strings.TrimSpace(why), status
+	rec.Verdict, rec.Reason, rec.Status = hostrule.DeniedInvalid, "malformed HTTP request: "+strings.TrimSpace(why), status
 	p.finish(rec)
 }
 func (c *peekedConn) Close() error {
@@ -462,9 +462,9 @@ func (l *chanListener) Addr() net.Addr { return l.addr }
 
 // decide applies the rules to host:port, resolving a name once; the
 // decision's addresses are the only ones the proxy dials for it.
-func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Decision) {
+func (p *Proxy) decide(ctx context.Context, host string, port int) (string, hostrule.Decision) {
 	if port < 1 || port > 65535 {
-		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("port %d is not 1..65535", port)}
+		return host, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: fmt.Sprintf("port %d is not 1..65535", port)}
 	}
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		a = a.Unmap()
@@ -476,10 +476,10 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 	}
 	name, err := hostrule.NormalizeHost(host)
 	if err != nil {
-		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("%q is not a host name: %v", host, err)}
+		return host, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: fmt.Sprintf("%q is not a host name: %v", host, err)}
 	}
 	d := p.cfg.Rules.DecideName(name, port)
-	if d.Verdict != Allowed {
+	if d.Verdict != hostrule.Allowed {
 		return name, d
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HandshakeTimeout)
@@ -494,7 +494,7 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 		if err == nil {
 			err = errors.New("no address")
 		}
-		return name, Decision{Verdict: DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
+		return name, hostrule.Decision{Verdict: hostrule.DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
 	}
 	h, err := p.host()
 	if err != nil {
@@ -505,8 +505,8 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 
 // hostUnknown refuses a request when this machine's addresses cannot be
 // read: any destination might be one of them.
-func hostUnknown(err error) Decision {
-	return Decision{Verdict: DeniedAddress, Reason: "cannot read this host's own addresses, which the proxy refuses: " + err.Error()}
+func hostUnknown(err error) hostrule.Decision {
+	return hostrule.Decision{Verdict: hostrule.DeniedAddress, Reason: "cannot read this host's own addresses, which the proxy refuses: " + err.Error()}
 }
 
 // dial connects to the first of the decision's addresses that answers.

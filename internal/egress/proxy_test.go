@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 func get(t *testing.T, c *http.Client, url string) (int, string) {
@@ -109,7 +111,7 @@ func TestGoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := f.p.Records()
-	check := func(host string, n int, v Verdict, rule string) []Request {
+	check := func(host string, n int, v hostrule.Verdict, rule string) []Request {
 		t.Helper()
 		got := find(recs, host)
 		if len(got) != n {
@@ -122,7 +124,7 @@ func TestGoClient(t *testing.T) {
 		}
 		return got
 	}
-	ar := check("allowed.test", 2, Allowed, "allowed.test")
+	ar := check("allowed.test", 2, hostrule.Allowed, "allowed.test")
 	if ar[0].Method != "GET" || ar[0].Proto != ProtoHTTP || ar[0].Received != int64(len("A GET /x body=0")) || ar[0].Addr != netip.AddrPortFrom(pubA, uint16(pa)) || ar[0].Status != 200 {
 		t.Errorf("GET record: %+v", ar[0])
 	}
@@ -130,19 +132,19 @@ func TestGoClient(t *testing.T) {
 	if ar[1].Method != "POST" || ar[1].Sent < 5+int64(len("POST / HTTP/1.1\r\n")) || ar[1].Received != int64(len(pbody)) {
 		t.Errorf("POST record: %+v", ar[1])
 	}
-	check("www.allowed.test", 1, Allowed, "*.allowed.test")
-	check("v6.test", 1, Allowed, "v6.test")
-	ex := check("example.com", 1, Allowed, "example.com")
+	check("www.allowed.test", 1, hostrule.Allowed, "*.allowed.test")
+	check("v6.test", 1, hostrule.Allowed, "v6.test")
+	ex := check("example.com", 1, hostrule.Allowed, "example.com")
 	if ex[0].Proto != ProtoConnect || ex[0].Method != "CONNECT" || ex[0].Sent == 0 || ex[0].Received == 0 || ex[0].Status != 200 {
 		t.Errorf("CONNECT record: %+v", ex[0])
 	}
-	check("denied.test", 2, DeniedByRule, "denied.test")
-	check("other.test", 1, DeniedNoRule, "")
+	check("denied.test", 2, hostrule.DeniedByRule, "denied.test")
+	check("other.test", 1, hostrule.DeniedNoRule, "")
 	for _, h := range []string{"local.test", "meta.test", "mapped.test", "ula.test", "lo3.test"} {
-		check(h, 1, DeniedAddress, h)
+		check(h, 1, hostrule.DeniedAddress, h)
 	}
-	check("nosuch.test", 1, DeniedNoRule, "")
-	mixed := check("mixed.test", 1, Allowed, "mixed.test")
+	check("nosuch.test", 1, hostrule.DeniedNoRule, "")
+	mixed := check("mixed.test", 1, hostrule.Allowed, "mixed.test")
 	if mixed[0].Addr.Addr() != pubA {
 		t.Errorf("mixed.test dialed %v", mixed[0].Addr)
 	}
@@ -306,16 +308,16 @@ func TestSOCKS(t *testing.T) {
 	if r0.Proto != ProtoSOCKS || r0.Host != "allowed.test" || !r0.Allowed() || r0.Rule != "allowed.test" || r0.Sent == 0 || r0.Received == 0 || r0.Addr.Addr() != pubA {
 		t.Errorf("SOCKS record: %+v", r0)
 	}
-	if r := recs[1]; r.Verdict != DeniedByRule || !strings.Contains(r.Err, "denied.test") {
+	if r := recs[1]; r.Verdict != hostrule.DeniedByRule || !strings.Contains(r.Err, "denied.test") {
 		t.Errorf("denied record: %+v", r)
 	}
-	if r := recs[5]; r.Host != "127.0.0.1" || r.Verdict != DeniedNoRule {
+	if r := recs[5]; r.Host != "127.0.0.1" || r.Verdict != hostrule.DeniedNoRule {
 		t.Errorf("mapped address record: %+v", r)
 	}
 	if r := recs[7]; r.Host != "127.0.0.3" || !r.Allowed() || r.Rule != "127.0.0.3" {
 		t.Errorf("allowed address record: %+v", r)
 	}
-	if r := recs[8]; r.Verdict != DeniedInvalid {
+	if r := recs[8]; r.Verdict != hostrule.DeniedInvalid {
 		t.Errorf("BIND record: %+v", r)
 	}
 }
@@ -391,7 +393,7 @@ func TestStopLeaksNothing(t *testing.T) {
 // TestIdleTimeout: a tunnel with no traffic either way is closed.
 func TestIdleTimeout(t *testing.T) {
 	a := upstream(t, lo2, "A", false)
-	rules, _ := NewRules([]string{"allowed.test"}, nil, nil)
+	rules, _ := hostrule.NewRules([]string{"allowed.test"}, nil, nil)
 	dl := &mapDialer{m: map[netip.Addr]netip.Addr{pubA: lo2}}
 	p, err := Start(Config{Rules: rules, Resolver: newResolver(defaultNames()), Dialer: dl, IdleTimeout: 300 * time.Millisecond}, nil)
 	if err != nil {
@@ -510,7 +512,7 @@ func TestHostAddrs(t *testing.T) {
 	a := upstream(t, lo2, "A", false)
 	pa := port(t, a)
 	start := func(addrs []string, host func() ([]netip.Addr, error)) *fixture {
-		rules, err := NewRules([]string{"allowed.test"}, nil, addrs)
+		rules, err := hostrule.NewRules([]string{"allowed.test"}, nil, addrs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,7 +560,7 @@ func TestHostAddrs(t *testing.T) {
 					t.Errorf("request %d reached the upstream: %v, want %v: %q", i, reached, c.allowed, out)
 				}
 				r := recs[i]
-				if r.Allowed() != c.allowed || !c.allowed && (r.Verdict != DeniedAddress || !strings.Contains(r.Reason, c.reason)) {
+				if r.Allowed() != c.allowed || !c.allowed && (r.Verdict != hostrule.DeniedAddress || !strings.Contains(r.Reason, c.reason)) {
 					t.Errorf("record %d: %v; want allowed %v, reason naming %q", i, r, c.allowed, c.reason)
 				}
 			}

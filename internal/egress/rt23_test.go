@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/procage-go/procage/internal/egress/hostrule"
 	"github.com/procage-go/procage/internal/testenv"
 )
 
@@ -96,7 +97,7 @@ func TestRT23RecordMalformed(t *testing.T) {
 		t.Errorf("%d records for %d refused requests: %v", len(recs), len(cases), recs)
 	}
 	for _, r := range recs {
-		if r.Verdict != DeniedInvalid || !strings.Contains(r.Reason, "malformed") || (r.Proto == ProtoHTTP && r.Status != http.StatusBadRequest) {
+		if r.Verdict != hostrule.DeniedInvalid || !strings.Contains(r.Reason, "malformed") || (r.Proto == ProtoHTTP && r.Status != http.StatusBadRequest) {
 			t.Errorf("record: %v (status %d)", r, r.Status)
 		}
 	}
@@ -185,7 +186,7 @@ func TestRT23UpgradeIdle(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	up := ln.Addr().(*net.TCPAddr).Port
-	rules, err := NewRules([]string{"allowed.test"}, nil, nil)
+	rules, err := hostrule.NewRules([]string{"allowed.test"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestRT23StopWhileBlocked(t *testing.T) {
 		}
 	}()
 	sp := silent.Addr().(*net.TCPAddr).Port
-	rules, err := NewRules([]string{"allowed.test", "slow.test"}, nil, nil)
+	rules, err := hostrule.NewRules([]string{"allowed.test", "slow.test"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +451,7 @@ func (r *nameRecorder) LookupNetIP(ctx context.Context, network, host string) ([
 // that search domain (or its wildcard record) answers.
 func TestRT23ResolveRelativeName(t *testing.T) {
 	a := upstream(t, lo2, "A", false)
-	rules, err := NewRules([]string{"allowed.test"}, nil, nil)
+	rules, err := hostrule.NewRules([]string{"allowed.test"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +585,7 @@ func TestRT23HostOwnAddress(t *testing.T) {
 	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rules, err := NewRules([]string{"own.test", "*.own.test"}, nil, c.addrs)
+			rules, err := hostrule.NewRules([]string{"own.test", "*.own.test"}, nil, c.addrs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -613,8 +614,8 @@ func TestRT23HostOwnAddress(t *testing.T) {
 			}
 			_ = p.Stop()
 			for _, r := range p.Records() {
-				if r.Verdict != DeniedAddress || !strings.Contains(r.Reason, "this host") {
-					t.Errorf("record: %v; want %s naming this host", r, DeniedAddress)
+				if r.Verdict != hostrule.DeniedAddress || !strings.Contains(r.Reason, "this host") {
+					t.Errorf("record: %v; want %s naming this host", r, hostrule.DeniedAddress)
 				}
 			}
 		})
