@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/procage-go/procage/internal/conntrack"
 )
 
 // forwarder serves a Linux T1 loopback run's named host ports: each
@@ -16,11 +18,9 @@ import (
 // ends with the run (Wait): listeners closed, every connection closed,
 // every goroutine returned.
 type forwarder struct {
-	lns    []net.Listener
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	closed bool
-	conns  map[net.Conn]struct{}
+	lns   []net.Listener
+	wg    sync.WaitGroup
+	conns conntrack.Set
 }
 
 // forwardDialTimeout bounds a dial of the host's port.
@@ -28,7 +28,7 @@ const forwardDialTimeout = 10 * time.Second
 
 // startForward serves lns[i] by forwarding to 127.0.0.1:ports[i].
 func startForward(lns []net.Listener, ports []uint16) *forwarder {
-	f := &forwarder{lns: lns, conns: map[net.Conn]struct{}{}}
+	f := &forwarder{lns: lns}
 	for i, ln := range lns {
 		to := net.JoinHostPort("127.0.0.1", strconv.Itoa(int(ports[i])))
 		f.wg.Add(1)
@@ -54,23 +54,23 @@ func (f *forwarder) serve(ln net.Listener, to string) {
 			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
 			continue
 		}
-		if !f.track(c) {
+		if !f.conns.Add(c) {
 			c.Close()
 			return
 		}
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
-			defer f.untrack(c)
+			defer f.conns.Remove(c)
 			up, err := net.DialTimeout("tcp", to, forwardDialTimeout)
 			if err != nil {
 				return // the child sees its connection closed
 			}
-			if !f.track(up) {
+			if !f.conns.Add(up) {
 				up.Close()
 				return
 			}
-			defer f.untrack(up)
+			defer f.conns.Remove(up)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -90,38 +90,12 @@ func closeWrite(c net.Conn) {
 	}
 }
 
-func (f *forwarder) track(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return false
-	}
-	f.conns[c] = struct{}{}
-	return true
-}
-
-func (f *forwarder) untrack(c net.Conn) {
-	f.mu.Lock()
-	delete(f.conns, c)
-	f.mu.Unlock()
-	c.Close()
-}
-
 // stop closes the listeners and every connection and waits for every
 // goroutine.
 func (f *forwarder) stop() {
-	f.mu.Lock()
-	f.closed = true
-	conns := make([]net.Conn, 0, len(f.conns))
-	for c := range f.conns {
-		conns = append(conns, c)
-	}
-	f.mu.Unlock()
+	f.conns.Close()
 	for _, ln := range f.lns {
 		ln.Close()
-	}
-	for _, c := range conns {
-		c.Close()
 	}
 	f.wg.Wait()
 }

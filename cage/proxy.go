@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/procage-go/procage/internal/egress"
+	"github.com/procage-go/procage/internal/egress/hostrule"
 	"github.com/procage-go/procage/profile"
 	"github.com/procage-go/procage/profile/linux"
 )
@@ -29,16 +30,16 @@ const (
 )
 
 // NetVerdict is a [NetRequest]'s decision.
-type NetVerdict = egress.Verdict
+type NetVerdict = hostrule.Verdict
 
 // The verdicts of a [NetRequest].
 const (
-	NetAllowed       = egress.Allowed
-	NetDeniedByRule  = egress.DeniedByRule
-	NetDeniedNoRule  = egress.DeniedNoRule
-	NetDeniedAddress = egress.DeniedAddress
-	NetDeniedResolve = egress.DeniedResolve
-	NetDeniedInvalid = egress.DeniedInvalid
+	NetAllowed       = hostrule.Allowed
+	NetDeniedByRule  = hostrule.DeniedByRule
+	NetDeniedNoRule  = hostrule.DeniedNoRule
+	NetDeniedAddress = hostrule.DeniedAddress
+	NetDeniedResolve = hostrule.DeniedResolve
+	NetDeniedInvalid = hostrule.DeniedInvalid
 )
 
 // proxyNet overrides the proxy's resolver and dialer (tests: names mapped
@@ -55,7 +56,7 @@ func (c *Cage) proxyConfig() (egress.Config, bool, error) {
 	if mode, _ := c.policy.Network(); mode != profile.NetworkProxy {
 		return egress.Config{}, false, nil
 	}
-	rules, err := egress.NewRules(c.policy.AllowedHosts(), c.policy.DeniedHosts(), c.policy.AllowedAddresses())
+	rules, err := hostrule.NewRules(c.policy.AllowedHosts(), c.policy.DeniedHosts(), c.policy.AllowedAddresses())
 	if err != nil {
 		return egress.Config{}, false, fmt.Errorf("cage: %w", err) // profile.New checked them
 	}

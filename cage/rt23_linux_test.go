@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -195,4 +197,109 @@ c.close()
 		t.Errorf("T2: read %q from the child's port", got)
 	}
 	t.Logf("T2 (gap network-proxy-direct, accepted): a peer outside the run read %q from the child's port %s", got, line)
+}
+
+// TestRT23ProxyHostAddress: a proxy-mode run reaches a service this host
+// binds on every address (0.0.0.0 or [::]) through the run's proxy, at
+// one of the host's own interface addresses: the proxy refuses loopback
+// and private destinations unless an address rule allows them, but a name
+// resolving to the host's own address (any name a wildcard allows) and an
+// address literal inside a network an address rule allows are neither.
+// The proxy's refusal is what holds at both tiers: at T2 Landlock lets the
+// child connect to the proxy's port only, at T1 the run's own network
+// namespace has no way out but the proxy.
+func TestRT23ProxyHostAddress(t *testing.T) { rt23Tiers(t, testRT23ProxyHostAddress) }
+
+func testRT23ProxyHostAddress(t *testing.T, tier cage.LinuxTier) {
+	const curl = "/usr/bin/curl"
+	testenv.RequireProgram(t, curl)
+	hosts := testenv.HostAddrs(t)
+	ln, err := net.Listen("tcp", ":0") // [::], dual-stack, where the machine has IPv6
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host service") }),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				accepted.Add(1)
+			}
+		},
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	names := testResolver{}
+	var rules []string
+	var script strings.Builder
+	for i, h := range hosts {
+		a := h.Addr()
+		name := fmt.Sprintf("h%d.own.test", i)
+		names[name] = []netip.Addr{a}
+		// A rule for the address's network, not naming the address.
+		bits := min(h.Bits(), 24)
+		if a.Is6() {
+			bits = min(h.Bits(), 64)
+		}
+		rules = append(rules, netip.PrefixFrom(a, bits).Masked().String())
+		lit := netip.AddrPortFrom(a, uint16(port)).String()
+		for _, args := range []string{
+			fmt.Sprintf("http://%s:%d/", name, port),                                             // HTTP_PROXY
+			fmt.Sprintf("-p http://%s:%d/", name, port),                                          // CONNECT
+			fmt.Sprintf(`--proxy "socks5h://${ALL_PROXY#socks5h://}" http://%s:%d/`, name, port), // SOCKS5, the name
+			fmt.Sprintf("-g http://%s/", lit),                                                    // an address literal
+			fmt.Sprintf(`-g --proxy "socks5://${ALL_PROXY#socks5h://}" http://%s/`, lit),         // SOCKS5, the address
+		} {
+			fmt.Fprintf(&script, "echo '== %s'; %s -sS --max-time 10 %s; echo\n", args, curl, args)
+		}
+	}
+	// Control, last: a rule naming the first address and another port
+	// reaches a listener there.
+	named := netip.AddrPortFrom(hosts[0].Addr(), uint16(testenv.ServeHTTP(t, ":0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "named service")
+	}))))
+	rules = append(rules, named.String())
+	fmt.Fprintf(&script, "%s -sS -g --max-time 10 http://%s/\n", curl, named)
+	p, err := profile.New(profile.BaseV1, profile.AllowHosts("*.own.test"), profile.AllowAddresses(rules...), profile.Fork())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []cage.Option{cage.WithLinuxTier(tier), cage.WithProxyNet(names, nil)} // the proxy's own dialer
+	if tier == cage.TierT2 {
+		opts = append(opts, cage.AcceptGaps(profile.GapProxyDirect))
+	}
+	c, err := cage.New(p, opts...)
+	skipIfTooOld(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := c.Command(ctx, "/bin/sh", "-c", script.String())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	t.Logf("caged curls (address rules %v):\n%s", rules, out.String())
+	if strings.Contains(out.String(), "host service") {
+		t.Errorf("the run reached the host's own service through its proxy")
+	}
+	if !strings.HasSuffix(out.String(), "named service") {
+		t.Errorf("the run did not reach %s, which an address rule names", named)
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("the host's listener accepted %d connections", n)
+	}
+	log := cmd.NetLog()
+	if len(log) != 5*len(hosts)+1 || !log[len(log)-1].Allowed() {
+		t.Fatalf("%d records, want %d, the last allowed: %v", len(log), 5*len(hosts)+1, log)
+	}
+	for _, r := range log[:len(log)-1] {
+		if r.Verdict != cage.NetDeniedAddress || !strings.Contains(r.Reason, "this host") {
+			t.Errorf("record: %v; want %s naming this host", r, cage.NetDeniedAddress)
+		}
+	}
 }

@@ -107,7 +107,9 @@ const (
 	// port on localhost only, and gets HTTP_PROXY, HTTPS_PROXY, ALL_PROXY
 	// and NO_PROXY pointing at it. Names are checked after resolution: one
 	// resolving to a loopback, private, link-local or metadata address is
-	// refused unless [AllowAddresses] names that address.
+	// refused unless [AllowAddresses] allows that address, and one on the
+	// caller's machine (any of its interface addresses, 0.0.0.0, ::)
+	// unless it names that very address.
 	NetworkProxy
 )
 
@@ -327,7 +329,10 @@ func hostOption(field string, patterns []string, add func(*Policy, string)) Opti
 // optionally with ":PORT" ("[::1]:8080"). An allowed host that resolves to
 // a loopback, private, link-local, shared (CGNAT), multicast, reserved or
 // metadata address (169.254.169.254) is refused unless that address is
-// allowed here; a request naming an address needs it too.
+// allowed here; a request naming an address needs it too. A destination on
+// the caller's machine (one of its interface addresses, public ones too;
+// 0.0.0.0, ::) is allowed only by a rule naming that very address
+// ("192.0.2.5", "192.0.2.5:8080"), not by a prefix containing it.
 func AllowAddresses(rules ...string) Option {
 	return optionFunc(func(p *Policy) error {
 		for _, s := range rules {

@@ -191,7 +191,7 @@ func (pf *policyFlags) register(fs *flagSet) {
 	fs.BoolVar(&pf.listenAny, "listen-any", false, "with --network on, listen on every interface, not only localhost")
 	fs.Var(&pf.allowHosts, "allow-host", "reach the host `PATTERN` (github.com, *.pythonhosted.org, optionally :PORT) through the run's egress proxy, and no other host (repeatable; docs/policy.md)")
 	fs.Var(&pf.denyHosts, "deny-host", "with --allow-host, refuse the host `PATTERN` even where an --allow-host matches (repeatable)")
-	fs.Var(&pf.allowAddrs, "allow-address", "with --allow-host, let the proxy reach the `ADDRESS` or prefix (127.0.0.1, 10.0.0.0/8, [::1]:8080), which a name resolving to a loopback, private or metadata address needs (repeatable)")
+	fs.Var(&pf.allowAddrs, "allow-address", "with --allow-host, let the proxy reach the `ADDRESS` or prefix (127.0.0.1, 10.0.0.0/8, [::1]:8080), which a name resolving to a loopback, private or metadata address needs; this machine's own addresses only when named exactly, not by a prefix (repeatable)")
 	fs.Var(&pf.sockets, "unix-socket", "allow connecting to the Unix socket at `PATH` (repeatable)")
 	fs.Var(&pf.mach, "mach", "allow looking up the global Mach service `NAME` (repeatable)")
 	fs.BoolVar(&pf.fork, "fork", false, "let the target create processes (a forking policy; make, shells and build tools need it)")

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 // lookPath finds a client program or skips: the Go client test runs the
@@ -134,7 +136,7 @@ func TestPythonURLLib(t *testing.T) {
 	}
 	f.p.Stop()
 	recs := f.p.Records()
-	if len(recs) != 4 || !recs[0].Allowed() || recs[0].Received != int64(len("A GET /py body=0")) || recs[1].Verdict != DeniedByRule || recs[2].Verdict != DeniedNoRule || recs[3].Verdict != DeniedAddress {
+	if len(recs) != 4 || !recs[0].Allowed() || recs[0].Received != int64(len("A GET /py body=0")) || recs[1].Verdict != hostrule.DeniedByRule || recs[2].Verdict != hostrule.DeniedNoRule || recs[3].Verdict != hostrule.DeniedAddress {
 		t.Errorf("records: %v", recs)
 	}
 }

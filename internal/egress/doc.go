@@ -3,23 +3,32 @@
 // (profile.NetworkProxy). It serves HTTP absolute-form requests and
 // CONNECT (net/http, hijacking the connection for the tunnel) and SOCKS5
 // CONNECT (RFC 1928, its own small server) on one listener, tells them
-// apart by the first byte, and decides every request by [Rules] (package
-// hostrule, with which the policy model checks the same rules without
-// linking a proxy):
+// apart by the first byte, and decides every request by [hostrule.Rules]
+// (with which the policy model checks the same rules without linking a
+// proxy):
 //
 //   - host patterns ("github.com", "*.pythonhosted.org", optionally
 //     ":PORT"); deny wins over allow, and a host no allow pattern matches
 //     is denied;
 //   - after resolution, by address: a name resolving to a loopback,
 //     private, link-local, CGNAT, multicast, unspecified, reserved or
-//     cloud-metadata address ([Classify]; IPv4-mapped and NAT64 forms
-//     included) is refused unless an address rule allows that address, as
-//     Codex's network proxy refuses local and private targets "even if
-//     allowlisted" (openai/codex codex-rs/network-proxy/README.md);
+//     cloud-metadata address ([hostrule.Classify]; IPv4-mapped and NAT64
+//     forms included) is refused unless an address rule allows that
+//     address, as Codex's network proxy refuses local and private targets
+//     "even if allowlisted" (openai/codex codex-rs/network-proxy/README.md);
+//   - a destination on this machine other than loopback, one of its
+//     interface addresses (public ones too, and their IPv4-mapped and
+//     NAT64 forms) or 0.0.0.0 and ::, is refused unless an address rule
+//     names that very address ([hostrule.Host]): a service bound on every
+//     address answers there as on loopback, and a rule for a network is
+//     written for its other hosts. The addresses are read at most 100ms
+//     old (interfaces change); when they cannot be read, every request
+//     is refused;
 //   - the proxy resolves a name once per request and dials exactly the
 //     addresses it checked, never the name (DNS rebinding);
 //   - a request naming an address (SOCKS5 IPv4/IPv6, http://10.0.0.1/) is
-//     allowed only by an address rule.
+//     allowed only by an address rule (this machine's, only by one naming
+//     it).
 //
 // A refused HTTP request or CONNECT gets 403 with an X-Proxy-Error header
 // and a body naming the host and the flag that would allow it

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 // The tests reach upstream servers on this machine's loopback only
@@ -151,7 +153,7 @@ type fixture struct {
 
 func startProxy(t testing.TB, allow, deny, addrs []string, names map[string][]netip.Addr) *fixture {
 	t.Helper()
-	rules, err := NewRules(allow, deny, addrs)
+	rules, err := hostrule.NewRules(allow, deny, addrs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 // serveHTTP answers one request on the proxy's HTTP side: CONNECT opens a
@@ -60,9 +62,9 @@ func (p *Proxy) unauthorized(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := p.begin(proto, r.Method, host, port)
 	defer p.finish(rec)
-	rec.Verdict, rec.Reason = DeniedInvalid, authText
+	rec.Verdict, rec.Reason = hostrule.DeniedInvalid, authText
 	w.Header().Set("Proxy-Authenticate", `Basic realm="procage egress proxy"`)
-	w.Header().Set("X-Proxy-Error", string(DeniedInvalid))
+	w.Header().Set("X-Proxy-Error", string(hostrule.DeniedInvalid))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusProxyAuthRequired)
 	_, _ = io.WriteString(w, "procage egress proxy: refused: "+authText+"\n")
@@ -87,10 +89,10 @@ func upgrades(h http.Header) bool {
 
 // refuse records d and answers the refused request with 403 (or 400 for
 // an invalid one) and the text naming the host and what would allow it.
-func refuse(w http.ResponseWriter, rec *Request, d Decision) {
+func refuse(w http.ResponseWriter, rec *Request, d hostrule.Decision) {
 	setDecision(rec, d)
 	status := http.StatusForbidden
-	if d.Verdict == DeniedInvalid {
+	if d.Verdict == hostrule.DeniedInvalid {
 		status = http.StatusBadRequest
 	}
 	w.Header().Set("X-Proxy-Error", string(d.Verdict))
@@ -101,18 +103,18 @@ func refuse(w http.ResponseWriter, rec *Request, d Decision) {
 	rec.Status = status
 }
 
-func setDecision(rec *Request, d Decision) {
+func setDecision(rec *Request, d hostrule.Decision) {
 	rec.Verdict, rec.Rule, rec.Reason = d.Verdict, d.Rule, d.Reason
 }
 
 // admit decides on host:port for an HTTP or CONNECT request and records
 // the port, the name decided on and the decision; a request the policy
 // does not allow is refused, and ok is false.
-func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, rec *Request, host string, port int) (name string, d Decision, ok bool) {
+func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, rec *Request, host string, port int) (name string, d hostrule.Decision, ok bool) {
 	rec.Port = port
 	name, d = p.decide(r.Context(), host, port)
 	rec.Host = name
-	if d.Verdict != Allowed {
+	if d.Verdict != hostrule.Allowed {
 		refuse(w, rec, d)
 		return name, d, false
 	}
@@ -126,7 +128,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	defer p.finish(rec)
 	if !r.URL.IsAbs() || r.URL.Host == "" || r.URL.Scheme != "http" {
 		rec.Port = port
-		refuse(w, rec, Decision{Verdict: DeniedInvalid, Reason: "a proxy request names an http:// URL (absolute form, RFC 9112 3.2.2); https goes through CONNECT"})
+		refuse(w, rec, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: "a proxy request names an http:// URL (absolute form, RFC 9112 3.2.2); https goes through CONNECT"})
 		return
 	}
 	if ps := r.URL.Port(); ps != "" {
@@ -141,8 +143,8 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		// WebSocket) as a byte stream that neither the record's counts
 		// nor the idle timeout see; CONNECT is the proxy's stream.
 		rec.Port = port
-		setDecision(rec, Decision{Verdict: DeniedInvalid, Reason: "a forwarded request cannot upgrade its connection (Connection: Upgrade, Upgrade: " + r.Header.Get("Upgrade") + "): open a tunnel with CONNECT " + hostPort(host, port) + " instead (a WebSocket client does when its proxy is set)"})
-		w.Header().Set("X-Proxy-Error", string(DeniedInvalid))
+		setDecision(rec, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: "a forwarded request cannot upgrade its connection (Connection: Upgrade, Upgrade: " + r.Header.Get("Upgrade") + "): open a tunnel with CONNECT " + hostPort(host, port) + " instead (a WebSocket client does when its proxy is set)"})
+		w.Header().Set("X-Proxy-Error", string(hostrule.DeniedInvalid))
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("Connection", "close")
 		w.WriteHeader(http.StatusBadRequest)
@@ -210,7 +212,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	defer p.finish(rec)
 	host, port, err := splitHostPort(r.Host, 0)
 	if err != nil {
-		refuse(w, rec, Decision{Verdict: DeniedInvalid, Reason: "CONNECT names host:port: " + err.Error()})
+		refuse(w, rec, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: "CONNECT names host:port: " + err.Error()})
 		return
 	}
 	name, d, ok := p.admit(w, r, rec, host, port)
@@ -237,18 +239,21 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		rec.Err = err.Error()
 		return
 	}
+	if pc, ok := client.(*peekedConn); ok {
+		pc.tunnel.Store(true)
+	}
 	defer client.Close()
 	defer up.Close()
-	if !p.hold(up) {
+	if !p.conns.Add(up) {
 		rec.Err = "proxy stopping"
 		return
 	}
-	defer p.untrack(up)
-	if !p.hold(client) {
+	defer p.conns.Remove(up)
+	if !p.conns.Add(client) {
 		rec.Err = "proxy stopping"
 		return
 	}
-	defer p.untrack(client)
+	defer p.conns.Remove(client)
 	_ = client.SetDeadline(time.Time{})
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection Established\r\n\r\n"); err != nil {
 		rec.Err = err.Error()

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/procage-go/procage/internal/conntrack"
 	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
@@ -34,7 +35,7 @@ type Dialer interface {
 // Config configures a [Proxy].
 type Config struct {
 	// Rules decide the hosts (required).
-	Rules *Rules
+	Rules *hostrule.Rules
 	// Resolver resolves names; nil is net.DefaultResolver.
 	Resolver Resolver
 	// Dialer dials the checked addresses; nil is a net.Dialer.
@@ -46,6 +47,10 @@ type Config struct {
 	// a new random one ([NewCredential]). The proxy never serves a client
 	// without it.
 	Credential Credential
+	// HostAddrs returns this machine's interface addresses, which the
+	// proxy refuses to dial unless an address rule names them; nil reads
+	// them (net.InterfaceAddrs, at most 100ms old: interfaces change).
+	HostAddrs func() ([]netip.Addr, error)
 	// HandshakeTimeout bounds a client's first request (HTTP header or
 	// SOCKS negotiation), a name's resolution and the upstream dial;
 	// 0 is 30 seconds.
@@ -65,8 +70,8 @@ type Proxy struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	closed  bool
-	conns   map[net.Conn]struct{}
+	closed  bool // Stop has begun: no new handler joins wg
+	conns   conntrack.Set
 	records []Request
 	seq     int
 	active  int // connections being served
@@ -90,6 +95,9 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 	if cfg.Dialer == nil {
 		cfg.Dialer = &net.Dialer{}
 	}
+	if cfg.HostAddrs == nil {
+		cfg.HostAddrs = interfaceAddrs.get
+	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 2 * time.Minute
 	}
@@ -108,7 +116,7 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 			return nil, fmt.Errorf("egress: %w", err)
 		}
 	}
-	p := &Proxy{cfg: cfg, ln: ln, conns: map[net.Conn]struct{}{}, stopped: make(chan struct{})}
+	p := &Proxy{cfg: cfg, ln: ln, stopped: make(chan struct{})}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.httpLn = newChanListener(ln.Addr())
 	p.tr = &http.Transport{
@@ -161,11 +169,8 @@ func (p *Proxy) Stop() error {
 	p.once.Do(func() {
 		p.mu.Lock()
 		p.closed = true
-		conns := make([]net.Conn, 0, len(p.conns))
-		for c := range p.conns {
-			conns = append(conns, c)
-		}
 		p.mu.Unlock()
+		p.conns.Close()
 		p.stopErr = p.ln.Close()
 		if errors.Is(p.stopErr, net.ErrClosed) {
 			p.stopErr = nil
@@ -173,9 +178,6 @@ func (p *Proxy) Stop() error {
 		p.cancel()
 		p.httpLn.Close()
 		_ = p.srv.Close()
-		for _, c := range conns {
-			_ = c.Close()
-		}
 		p.wg.Wait()
 		p.tr.CloseIdleConnections()
 		close(p.stopped)
@@ -224,41 +226,19 @@ func (p *Proxy) Records() []Request {
 }
 
 // track registers c to be closed by Stop and runs fn on a goroutine Stop
-// waits for; it reports false (and closes c) once Stop has begun.
+// waits for (the caller, the accept loop, is one too); it reports false
+// (and closes c) once Stop has begun.
 func (p *Proxy) track(c net.Conn, fn func()) bool {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.conns.Add(c) {
 		_ = c.Close()
 		return false
 	}
-	p.conns[c] = struct{}{}
 	p.wg.Add(1)
-	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
-		defer p.untrack(c)
+		defer p.conns.Remove(c)
 		fn()
 	}()
-	return true
-}
-
-func (p *Proxy) untrack(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	_ = c.Close()
-}
-
-// hold registers a connection the caller already runs on a tracked
-// goroutine (a hijacked one); release undoes it.
-func (p *Proxy) hold(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return false
-	}
-	p.conns[c] = struct{}{}
 	return true
 }
 
@@ -405,12 +385,15 @@ type peekedConn struct {
 	// answer than requests handled is the server's own refusal of a
 	// request it could not parse (400, 431), which no handler sees.
 	handled, answered atomic.Int64
+	// tunnel is set once a CONNECT hijacked the connection: what is
+	// written on it from then on is the upstream's.
+	tunnel atomic.Bool
 }
 
 func (c *peekedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func (c *peekedConn) Write(b []byte) (int, error) {
-	if len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[9] >= '2' && b[9] <= '5' {
+	if !c.tunnel.Load() && len(b) >= 12 && string(b[:7]) == "HTTP/1." && b[9] >= '2' && b[9] <= '5' {
 		if c.answered.Add(1) > c.handled.Load() {
 			c.p.httpMalformed(b)
 		}
@@ -431,7 +414,7 @@ func (p *Proxy) httpMalformed(resp []byte) {
 	}
 	why, _, _ = strings.Cut(why, "\r\n")
 	rec := p.begin(ProtoHTTP, "", "", 0)
-	rec.Verdict, rec.Reason, rec.Status = DeniedInvalid, "malformed HTTP request: "+strings.TrimSpace(why), status
+	rec.Verdict, rec.Reason, rec.Status = hostrule.DeniedInvalid, "malformed HTTP request: "+strings.TrimSpace(why), status
 	p.finish(rec)
 }
 func (c *peekedConn) Close() error {
@@ -479,20 +462,24 @@ func (l *chanListener) Addr() net.Addr { return l.addr }
 
 // decide applies the rules to host:port, resolving a name once; the
 // decision's addresses are the only ones the proxy dials for it.
-func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Decision) {
+func (p *Proxy) decide(ctx context.Context, host string, port int) (string, hostrule.Decision) {
 	if port < 1 || port > 65535 {
-		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("port %d is not 1..65535", port)}
+		return host, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: fmt.Sprintf("port %d is not 1..65535", port)}
 	}
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		a = a.Unmap()
-		return a.String(), p.cfg.Rules.DecideAddr(a, port)
+		h, err := p.host()
+		if err != nil {
+			return a.String(), hostUnknown(err)
+		}
+		return a.String(), p.cfg.Rules.DecideAddr(a, port, h)
 	}
 	name, err := hostrule.NormalizeHost(host)
 	if err != nil {
-		return host, Decision{Verdict: DeniedInvalid, Reason: fmt.Sprintf("%q is not a host name: %v", host, err)}
+		return host, hostrule.Decision{Verdict: hostrule.DeniedInvalid, Reason: fmt.Sprintf("%q is not a host name: %v", host, err)}
 	}
 	d := p.cfg.Rules.DecideName(name, port)
-	if d.Verdict != Allowed {
+	if d.Verdict != hostrule.Allowed {
 		return name, d
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.HandshakeTimeout)
@@ -507,9 +494,19 @@ func (p *Proxy) decide(ctx context.Context, host string, port int) (string, Deci
 		if err == nil {
 			err = errors.New("no address")
 		}
-		return name, Decision{Verdict: DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
+		return name, hostrule.Decision{Verdict: hostrule.DeniedResolve, Rule: d.Rule, Reason: fmt.Sprintf("host %s does not resolve: %v", name, err)}
 	}
-	return name, p.cfg.Rules.Filter(d, name, port, addrs)
+	h, err := p.host()
+	if err != nil {
+		return name, hostUnknown(err)
+	}
+	return name, p.cfg.Rules.Filter(d, name, port, addrs, h)
+}
+
+// hostUnknown refuses a request when this machine's addresses cannot be
+// read: any destination might be one of them.
+func hostUnknown(err error) hostrule.Decision {
+	return hostrule.Decision{Verdict: hostrule.DeniedAddress, Reason: "cannot read this host's own addresses, which the proxy refuses: " + err.Error()}
 }
 
 // dial connects to the first of the decision's addresses that answers.

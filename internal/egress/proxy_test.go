@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,8 +15,12 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 func get(t *testing.T, c *http.Client, url string) (int, string) {
@@ -106,7 +111,7 @@ func TestGoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := f.p.Records()
-	check := func(host string, n int, v Verdict, rule string) []Request {
+	check := func(host string, n int, v hostrule.Verdict, rule string) []Request {
 		t.Helper()
 		got := find(recs, host)
 		if len(got) != n {
@@ -119,7 +124,7 @@ func TestGoClient(t *testing.T) {
 		}
 		return got
 	}
-	ar := check("allowed.test", 2, Allowed, "allowed.test")
+	ar := check("allowed.test", 2, hostrule.Allowed, "allowed.test")
 	if ar[0].Method != "GET" || ar[0].Proto != ProtoHTTP || ar[0].Received != int64(len("A GET /x body=0")) || ar[0].Addr != netip.AddrPortFrom(pubA, uint16(pa)) || ar[0].Status != 200 {
 		t.Errorf("GET record: %+v", ar[0])
 	}
@@ -127,19 +132,19 @@ func TestGoClient(t *testing.T) {
 	if ar[1].Method != "POST" || ar[1].Sent < 5+int64(len("POST / HTTP/1.1\r\n")) || ar[1].Received != int64(len(pbody)) {
 		t.Errorf("POST record: %+v", ar[1])
 	}
-	check("www.allowed.test", 1, Allowed, "*.allowed.test")
-	check("v6.test", 1, Allowed, "v6.test")
-	ex := check("example.com", 1, Allowed, "example.com")
+	check("www.allowed.test", 1, hostrule.Allowed, "*.allowed.test")
+	check("v6.test", 1, hostrule.Allowed, "v6.test")
+	ex := check("example.com", 1, hostrule.Allowed, "example.com")
 	if ex[0].Proto != ProtoConnect || ex[0].Method != "CONNECT" || ex[0].Sent == 0 || ex[0].Received == 0 || ex[0].Status != 200 {
 		t.Errorf("CONNECT record: %+v", ex[0])
 	}
-	check("denied.test", 2, DeniedByRule, "denied.test")
-	check("other.test", 1, DeniedNoRule, "")
+	check("denied.test", 2, hostrule.DeniedByRule, "denied.test")
+	check("other.test", 1, hostrule.DeniedNoRule, "")
 	for _, h := range []string{"local.test", "meta.test", "mapped.test", "ula.test", "lo3.test"} {
-		check(h, 1, DeniedAddress, h)
+		check(h, 1, hostrule.DeniedAddress, h)
 	}
-	check("nosuch.test", 1, DeniedNoRule, "")
-	mixed := check("mixed.test", 1, Allowed, "mixed.test")
+	check("nosuch.test", 1, hostrule.DeniedNoRule, "")
+	mixed := check("mixed.test", 1, hostrule.Allowed, "mixed.test")
 	if mixed[0].Addr.Addr() != pubA {
 		t.Errorf("mixed.test dialed %v", mixed[0].Addr)
 	}
@@ -303,16 +308,16 @@ func TestSOCKS(t *testing.T) {
 	if r0.Proto != ProtoSOCKS || r0.Host != "allowed.test" || !r0.Allowed() || r0.Rule != "allowed.test" || r0.Sent == 0 || r0.Received == 0 || r0.Addr.Addr() != pubA {
 		t.Errorf("SOCKS record: %+v", r0)
 	}
-	if r := recs[1]; r.Verdict != DeniedByRule || !strings.Contains(r.Err, "denied.test") {
+	if r := recs[1]; r.Verdict != hostrule.DeniedByRule || !strings.Contains(r.Err, "denied.test") {
 		t.Errorf("denied record: %+v", r)
 	}
-	if r := recs[5]; r.Host != "127.0.0.1" || r.Verdict != DeniedNoRule {
+	if r := recs[5]; r.Host != "127.0.0.1" || r.Verdict != hostrule.DeniedNoRule {
 		t.Errorf("mapped address record: %+v", r)
 	}
 	if r := recs[7]; r.Host != "127.0.0.3" || !r.Allowed() || r.Rule != "127.0.0.3" {
 		t.Errorf("allowed address record: %+v", r)
 	}
-	if r := recs[8]; r.Verdict != DeniedInvalid {
+	if r := recs[8]; r.Verdict != hostrule.DeniedInvalid {
 		t.Errorf("BIND record: %+v", r)
 	}
 }
@@ -388,7 +393,7 @@ func TestStopLeaksNothing(t *testing.T) {
 // TestIdleTimeout: a tunnel with no traffic either way is closed.
 func TestIdleTimeout(t *testing.T) {
 	a := upstream(t, lo2, "A", false)
-	rules, _ := NewRules([]string{"allowed.test"}, nil, nil)
+	rules, _ := hostrule.NewRules([]string{"allowed.test"}, nil, nil)
 	dl := &mapDialer{m: map[netip.Addr]netip.Addr{pubA: lo2}}
 	p, err := Start(Config{Rules: rules, Resolver: newResolver(defaultNames()), Dialer: dl, IdleTimeout: 300 * time.Millisecond}, nil)
 	if err != nil {
@@ -496,5 +501,116 @@ func TestCredential(t *testing.T) {
 		if r.Allowed() || !strings.Contains(r.Reason, "credential") || r.Addr.IsValid() {
 			t.Errorf("record: %v", r)
 		}
+	}
+}
+
+// TestHostAddrs: a name resolving to one of this machine's addresses (a
+// public one here, injected) is refused in each protocol, as is the
+// address asked for directly, unless an address rule names it; with the
+// machine's addresses unknown, every request is refused.
+func TestHostAddrs(t *testing.T) {
+	a := upstream(t, lo2, "A", false)
+	pa := port(t, a)
+	start := func(addrs []string, host func() ([]netip.Addr, error)) *fixture {
+		rules, err := hostrule.NewRules([]string{"allowed.test"}, nil, addrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixture{res: newResolver(defaultNames()), dl: &mapDialer{m: map[netip.Addr]netip.Addr{pubA: lo2}}}
+		if f.p, err = Start(Config{Rules: rules, Resolver: f.res, Dialer: f.dl, HostAddrs: host}, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.p.Stop() })
+		return f
+	}
+	own := func() ([]netip.Addr, error) { return []netip.Addr{pubA}, nil }
+	requests := func(f *fixture) []string {
+		var outs []string
+		for _, host := range []string{"allowed.test", pubA.String()} {
+			hp := hostPort(host, pa)
+			outs = append(outs,
+				rawRequest(t, f, "GET http://"+hp+"/ HTTP/1.1\r\nHost: "+hp+"\r\nConnection: close\r\n\r\n"),
+				rawRequest(t, f, "CONNECT "+hp+" HTTP/1.1\r\nHost: "+hp+"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+				rawRequest(t, f, socksText(host, pa)+"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+		}
+		return outs
+	}
+	for _, c := range []struct {
+		name    string
+		addrs   []string
+		host    func() ([]netip.Addr, error)
+		allowed bool
+		reason  string
+	}{
+		{"own, a network's rule", []string{"93.184.0.0/16"}, own, false, "this host's own address"},
+		{"own, named", []string{pubA.String()}, own, true, ""},
+		{"not own", []string{"93.184.0.0/16"}, func() ([]netip.Addr, error) { return []netip.Addr{pubB}, nil }, true, ""},
+		{"unknown", []string{pubA.String()}, func() ([]netip.Addr, error) { return nil, errors.New("no netlink") }, false, "cannot read this host's own addresses"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := start(c.addrs, c.host)
+			outs := requests(f)
+			_ = f.p.Stop()
+			recs := f.p.Records()
+			if len(recs) != len(outs) {
+				t.Fatalf("%d records for %d requests: %v", len(recs), len(outs), recs)
+			}
+			for i, out := range outs {
+				if reached := strings.Contains(out, "A GET / body=0"); reached != c.allowed {
+					t.Errorf("request %d reached the upstream: %v, want %v: %q", i, reached, c.allowed, out)
+				}
+				r := recs[i]
+				if r.Allowed() != c.allowed || !c.allowed && (r.Verdict != hostrule.DeniedAddress || !strings.Contains(r.Reason, c.reason)) {
+					t.Errorf("record %d: %v; want allowed %v, reason naming %q", i, r, c.allowed, c.reason)
+				}
+			}
+			if !c.allowed && len(f.dl.all()) != 0 {
+				t.Errorf("dialed %v", f.dl.all())
+			}
+		})
+	}
+}
+
+// TestAddrCache: the machine's addresses are read again once older than
+// the bound, a failed read is not kept, and concurrent callers share a
+// read.
+func TestAddrCache(t *testing.T) {
+	var reads atomic.Int32
+	fail := atomic.Bool{}
+	c := &addrCache{maxAge: 50 * time.Millisecond, read: func() ([]netip.Addr, error) {
+		reads.Add(1)
+		if fail.Load() {
+			return nil, errors.New("boom")
+		}
+		return []netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, byte(reads.Load())})}, nil
+	}}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if a, err := c.get(); err != nil || len(a) != 1 {
+				t.Errorf("get: %v, %v", a, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := reads.Load(); n != 1 {
+		t.Errorf("%d reads for 8 concurrent gets", n)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if a, _ := c.get(); reads.Load() != 2 || a[0].String() != "192.0.2.2" {
+		t.Errorf("after the bound: %v, %d reads; want a new read", a, reads.Load())
+	}
+	time.Sleep(60 * time.Millisecond)
+	fail.Store(true)
+	if _, err := c.get(); err == nil {
+		t.Error("a failed read gave no error")
+	}
+	fail.Store(false)
+	if a, err := c.get(); err != nil || reads.Load() != 4 || a[0].String() != "192.0.2.4" {
+		t.Errorf("after a failed read: %v, %v, %d reads", a, err, reads.Load())
+	}
+	// The machine's own addresses are read for real.
+	if a, err := interfaceAddrs.get(); err != nil || len(a) == 0 {
+		t.Errorf("this machine's addresses: %v, %v", a, err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 // Proto is how a request reached the proxy.
@@ -35,8 +37,8 @@ type Request struct {
 	// clipped to a few hundred bytes.
 	Host string
 	Port int
-	// Verdict, Rule and Reason are the decision's ([Decision]).
-	Verdict Verdict
+	// Verdict, Rule and Reason are the decision's ([hostrule.Decision]).
+	Verdict hostrule.Verdict
 	Rule    string
 	Reason  string
 	// Addr is the upstream address dialed; zero when none was.
@@ -55,7 +57,7 @@ type Request struct {
 }
 
 // Allowed reports whether the request was allowed.
-func (r Request) Allowed() bool { return r.Verdict == Allowed }
+func (r Request) Allowed() bool { return r.Verdict == hostrule.Allowed }
 
 // String is one line for a log: "allowed CONNECT github.com:443 by
 // github.com -> 140.82.112.3:443 sent 517 received 4096".
@@ -99,21 +101,24 @@ func hostPort(host string, port int) string {
 
 // denyText is the body of a refusal: it names the host and what would
 // allow it, so the client's log explains itself.
-func denyText(host string, port int, d Decision) string {
+func denyText(host string, port int, d hostrule.Decision) string {
 	var hint string
 	switch d.Verdict {
-	case DeniedNoRule:
+	case hostrule.DeniedNoRule:
 		if _, err := netip.ParseAddr(host); err == nil {
 			hint = "allow the address with --allow-address " + host + ", or ask for the host by name"
 		} else {
 			hint = "allow it with --allow-host " + host
 		}
-	case DeniedByRule:
+	case hostrule.DeniedByRule:
 		hint = "a deny rule wins over every allow: remove --deny-host " + d.Rule
-	case DeniedAddress:
-		a := d.Refused[0].Addr
-		hint = "allow the address with --allow-address " + a.String()
-	case DeniedResolve:
+	case hostrule.DeniedAddress:
+		if len(d.Refused) == 0 {
+			hint = "try again"
+			break
+		}
+		hint = "allow the address with --allow-address " + d.Refused[0].Addr.String()
+	case hostrule.DeniedResolve:
 		hint = "check the name"
 	default:
 		hint = "send a valid host and port"

@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // Red-team canaries for issue 23 (the egress proxy). Each names what a
@@ -94,7 +97,7 @@ func TestRT23RecordMalformed(t *testing.T) {
 		t.Errorf("%d records for %d refused requests: %v", len(recs), len(cases), recs)
 	}
 	for _, r := range recs {
-		if r.Verdict != DeniedInvalid || !strings.Contains(r.Reason, "malformed") || (r.Proto == ProtoHTTP && r.Status != http.StatusBadRequest) {
+		if r.Verdict != hostrule.DeniedInvalid || !strings.Contains(r.Reason, "malformed") || (r.Proto == ProtoHTTP && r.Status != http.StatusBadRequest) {
 			t.Errorf("record: %v (status %d)", r, r.Status)
 		}
 	}
@@ -183,7 +186,7 @@ func TestRT23UpgradeIdle(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	up := ln.Addr().(*net.TCPAddr).Port
-	rules, err := NewRules([]string{"allowed.test"}, nil, nil)
+	rules, err := hostrule.NewRules([]string{"allowed.test"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +312,7 @@ func TestRT23StopWhileBlocked(t *testing.T) {
 		}
 	}()
 	sp := silent.Addr().(*net.TCPAddr).Port
-	rules, err := NewRules([]string{"allowed.test", "slow.test"}, nil, nil)
+	rules, err := hostrule.NewRules([]string{"allowed.test", "slow.test"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +451,7 @@ func (r *nameRecorder) LookupNetIP(ctx context.Context, network, host string) ([
 // that search domain (or its wildcard record) answers.
 func TestRT23ResolveRelativeName(t *testing.T) {
 	a := upstream(t, lo2, "A", false)
-	rules, err := NewRules([]string{"allowed.test"}, nil, nil)
+	rules, err := hostrule.NewRules([]string{"allowed.test"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,5 +493,148 @@ func TestRT23RecordControlChars(t *testing.T) {
 		if strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
 			t.Errorf("record %s keeps control characters: %q", field, s)
 		}
+	}
+}
+
+// broadRule is an address rule for p's network that does not name p's
+// address itself (at most /24, or /64 for IPv6): a rule written for the
+// network's other hosts.
+func broadRule(p netip.Prefix) string {
+	bits := min(p.Bits(), 24)
+	if p.Addr().Is6() {
+		bits = min(p.Bits(), 64)
+	}
+	return netip.PrefixFrom(p.Addr(), bits).Masked().String()
+}
+
+// socksText is a SOCKS5 CONNECT to host (a name, or an address literal
+// sent as one) and port, after the "no authentication" greeting withCred
+// turns into the run's login.
+func socksText(host string, port int) string {
+	req := []byte{5, 1, 0, 5, 1, 0}
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Is4() {
+			req = append(req, 1)
+		} else {
+			req = append(req, 4)
+		}
+		req = append(req, a.AsSlice()...)
+	} else {
+		req = append(req, 3, byte(len(host)))
+		req = append(req, host...)
+	}
+	return string(append(req, byte(port>>8), byte(port)))
+}
+
+// TestRT23HostOwnAddress: the proxy refuses a destination that is
+// loopback, private or the like unless an address rule allows it, but the
+// host's own interface addresses are none of those (a public one, or one
+// inside a network an address rule allows): a name resolving to one (any
+// name a wildcard or broad host rule allows, or whose DNS a child's server
+// answers), or an address literal a network's rule allows, reaches a
+// service the host binds on 0.0.0.0 or [::], which the network modes keep
+// out of reach unless named. So do 0.0.0.0 and ::, which connect(2) takes
+// for this host. Real sockets: the proxy's own dialer, a listener on every
+// address of this machine.
+func TestRT23HostOwnAddress(t *testing.T) {
+	hosts := testenv.HostAddrs(t)
+	ln, err := net.Listen("tcp", ":0") // [::] where the machine has IPv6, dual-stack, else 0.0.0.0
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted atomic.Int32
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host service") }),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				accepted.Add(1)
+			}
+		},
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	type tcase struct {
+		name  string
+		addrs []string // the proxy's address rules
+		names map[string][]netip.Addr
+		hosts []string // what the requests ask for
+	}
+	var cases []tcase
+	for _, h := range hosts {
+		a := h.Addr()
+		c := tcase{
+			name:  a.String(),
+			addrs: []string{broadRule(h)},
+			names: map[string][]netip.Addr{"own.test": {a}},
+			hosts: []string{"own.test", a.String()},
+		}
+		if a.Is4() {
+			m := netip.AddrFrom16(a.As16())
+			c.names["mapped.own.test"] = []netip.Addr{m}
+			c.hosts = append(c.hosts, "mapped.own.test", m.String())
+		}
+		cases = append(cases, c)
+	}
+	cases = append(cases, tcase{
+		name:  "unspecified",
+		addrs: []string{"0.0.0.0/0", "::/0"},
+		names: map[string][]netip.Addr{"own.test": {netip.IPv4Unspecified()}, "v6.own.test": {netip.IPv6Unspecified()}},
+		hosts: []string{"own.test", "v6.own.test", "0.0.0.0", "::", "::ffff:0.0.0.0"},
+	})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rules, err := hostrule.NewRules([]string{"own.test", "*.own.test"}, nil, c.addrs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Start(Config{Rules: rules, Resolver: newResolver(c.names)}, nil) // the proxy's own dialer
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop()
+			f := &fixture{p: p}
+			before := accepted.Load()
+			for _, host := range c.hosts {
+				hp := hostPort(host, port)
+				tunnelled := "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+				for proto, text := range map[string]string{
+					"http":    "GET http://" + hp + "/ HTTP/1.1\r\nHost: " + hp + "\r\nConnection: close\r\n\r\n",
+					"connect": "CONNECT " + hp + " HTTP/1.1\r\nHost: " + hp + "\r\n\r\n" + tunnelled,
+					"socks5":  socksText(host, port) + tunnelled,
+				} {
+					if out := rawRequest(t, f, text); strings.Contains(out, "host service") {
+						t.Errorf("%s %s (rules %v): reached the host's own service through the proxy", proto, hp, c.addrs)
+					}
+				}
+			}
+			if n := accepted.Load() - before; n != 0 {
+				t.Errorf("the host's listener accepted %d connections from the proxy", n)
+			}
+			_ = p.Stop()
+			for _, r := range p.Records() {
+				if r.Verdict != hostrule.DeniedAddress || !strings.Contains(r.Reason, "this host") {
+					t.Errorf("record: %v; want %s naming this host", r, hostrule.DeniedAddress)
+				}
+			}
+		})
+	}
+}
+
+// TestTunnelledHTTPNoMalformedRecord: the bytes a CONNECT tunnel carries
+// back are the upstream's, not the proxy's HTTP server's; an upstream's
+// HTTP response there is no refusal of a malformed request.
+func TestTunnelledHTTPNoMalformedRecord(t *testing.T) {
+	a := upstream(t, lo2, "A", false)
+	f := startProxy(t, []string{"allowed.test"}, nil, nil, defaultNames())
+	hp := fmt.Sprintf("allowed.test:%d", port(t, a))
+	out := rawRequest(t, f, "CONNECT "+hp+" HTTP/1.1\r\nHost: "+hp+"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	if !strings.Contains(out, "A GET / body=0") {
+		t.Fatalf("through the tunnel: %q", out)
+	}
+	_ = f.p.Stop()
+	if recs := f.p.Records(); len(recs) != 1 || !recs[0].Allowed() {
+		t.Errorf("records: %v; want the one CONNECT", recs)
 	}
 }

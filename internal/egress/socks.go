@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/procage-go/procage/internal/egress/hostrule"
 )
 
 // SOCKS5 (RFC 1928), the CONNECT command only, with username/password
@@ -195,7 +197,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	if !userPass {
 		// Without the credential (no authentication offered): refused.
 		rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
-		rec.Verdict, rec.Reason = DeniedInvalid, "no username/password method offered: "+authText
+		rec.Verdict, rec.Reason = hostrule.DeniedInvalid, "no username/password method offered: "+authText
 		_, _ = c.Write([]byte{socksVersion, socksNoMethod})
 		p.finish(rec)
 		return
@@ -210,7 +212,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	}
 	if !p.cfg.Credential.match(user, password) {
 		rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
-		rec.Verdict, rec.Reason = DeniedInvalid, authText
+		rec.Verdict, rec.Reason = hostrule.DeniedInvalid, authText
 		_, _ = c.Write([]byte{socksAuthVer, 1})
 		p.finish(rec)
 		return
@@ -222,7 +224,7 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	var se *errSOCKS
 	if errors.As(err, &se) {
 		rec := p.begin(ProtoSOCKS, "CONNECT", req.host, req.port)
-		rec.Verdict, rec.Reason = DeniedInvalid, se.msg
+		rec.Verdict, rec.Reason = hostrule.DeniedInvalid, se.msg
 		_ = socksReply(c, se.code, netip.AddrPort{})
 		p.finish(rec)
 		return
@@ -236,11 +238,11 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	name, d := p.decide(p.ctx, req.host, req.port)
 	rec.Host = name
 	setDecision(rec, d)
-	if d.Verdict != Allowed {
+	if d.Verdict != hostrule.Allowed {
 		// SOCKS5 has no text in a reply: the code says "not allowed by
 		// ruleset", and the record keeps the reason.
 		code := byte(socksNotAllowed)
-		if d.Verdict == DeniedResolve {
+		if d.Verdict == hostrule.DeniedResolve {
 			code = socksHostUnreachable
 		}
 		rec.Err = denyText(name, req.port, d)
@@ -255,10 +257,10 @@ func (p *Proxy) serveSOCKS(c net.Conn, br *bufio.Reader) {
 	}
 	rec.Addr = ap
 	defer up.Close()
-	if !p.hold(up) {
+	if !p.conns.Add(up) {
 		return
 	}
-	defer p.untrack(up)
+	defer p.conns.Remove(up)
 	var bound netip.AddrPort
 	if ta, ok := up.LocalAddr().(*net.TCPAddr); ok {
 		bound = ta.AddrPort()
@@ -282,7 +284,7 @@ func (p *Proxy) socksMalformed(what string, err error) {
 		err = errors.New("cut short")
 	}
 	rec := p.begin(ProtoSOCKS, "CONNECT", "", 0)
-	rec.Verdict, rec.Reason = DeniedInvalid, "malformed SOCKS5 "+what+": "+err.Error()
+	rec.Verdict, rec.Reason = hostrule.DeniedInvalid, "malformed SOCKS5 "+what+": "+err.Error()
 	p.finish(rec)
 }
 

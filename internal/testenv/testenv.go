@@ -40,6 +40,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -106,6 +107,11 @@ const (
 	// ReasonCannotCage: cage.Probe fails on this host, for a package's
 	// tests that also run without a sandbox (cage/; tests/ fails instead).
 	ReasonCannotCage Reason = "cannot-cage"
+	// ReasonNoHostAddress: the machine has no interface address but
+	// loopback and link-local ones (.ci/kernel-matrix's guest boots with
+	// no network card), so a test about reaching the host's own address
+	// has no subject.
+	ReasonNoHostAddress Reason = "no-host-address"
 )
 
 // Strict reports whether skips are failures in this run.
@@ -204,4 +210,37 @@ func ServeHTTP(tb testing.TB, addr string, h http.Handler) int {
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// HostAddrs returns this machine's interface addresses other than loopback
+// and link-local ones (which a proxy dials without a zone, so never
+// reaches), each with its interface's prefix length; it skips when there
+// is none.
+func HostAddrs(tb testing.TB) []netip.Prefix {
+	tb.Helper()
+	ias, err := net.InterfaceAddrs()
+	if err != nil {
+		tb.Fatalf("the interfaces' addresses: %v", err)
+	}
+	var out []netip.Prefix
+	for _, ia := range ias {
+		ipn, ok := ia.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		a, ok := netip.AddrFromSlice(ipn.IP)
+		if !ok {
+			continue
+		}
+		a = a.Unmap()
+		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsUnspecified() {
+			continue
+		}
+		bits, _ := ipn.Mask.Size()
+		out = append(out, netip.PrefixFrom(a, bits))
+	}
+	if len(out) == 0 {
+		Skip(tb, ReasonNoHostAddress, fmt.Sprintf("no interface address but loopback and link-local (%v)", ias))
+	}
+	return out
 }

@@ -232,7 +232,7 @@ func TestKernelMatrixAllow(t *testing.T) {
 	}
 	reason := func(r testenv.Reason) string { return strings.TrimSuffix(testenv.Message(r, ""), ": ") }
 	var reasons []string
-	for _, r := range []testenv.Reason{testenv.ReasonLandlockABI, testenv.ReasonLandlockOn, testenv.ReasonNoKernelFeature, testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot, testenv.ReasonNoUserNamespace} {
+	for _, r := range []testenv.Reason{testenv.ReasonLandlockABI, testenv.ReasonLandlockOn, testenv.ReasonNoKernelFeature, testenv.ReasonRunsAsRoot, testenv.ReasonNeedsRoot, testenv.ReasonNoUserNamespace, testenv.ReasonNoHostAddress} {
 		reasons = append(reasons, reason(r))
 	}
 	wildcard := false

@@ -7,8 +7,9 @@ import "net/netip"
 type AddrClass string
 
 const (
-	Public      AddrClass = "public"
-	Unspecified AddrClass = "unspecified"
+	Public AddrClass = "public"
+	// Unspecified: connect(2) to 0.0.0.0 or :: reaches this host.
+	Unspecified AddrClass = "unspecified, which is this host"
 	Loopback    AddrClass = "loopback"
 	Private     AddrClass = "private"
 	LinkLocal   AddrClass = "link-local"
@@ -19,6 +20,8 @@ const (
 	// Embedded: an IPv6 form carrying a special IPv4 address (NAT64,
 	// 6to4, IPv4-compatible).
 	Embedded AddrClass = "IPv6 form of a special IPv4 address"
+	// Own: one of this host's interface addresses ([Host]).
+	Own AddrClass = "this host's own address"
 )
 
 type classRange struct {
@@ -52,9 +55,8 @@ var special = func() []classRange {
 }()
 
 // Classify returns the class of a (an IPv4-mapped address as its IPv4
-// address; an IPv6 address that embeds an IPv4 one, NAT64 64:ff9b::/96,
-// 6to4 2002::/16 and IPv4-compatible ::/96, is [Embedded] when the IPv4
-// address is not public).
+// address; an IPv6 address that embeds an IPv4 one ([embedded]) is
+// [Embedded] when the IPv4 address is not public).
 func Classify(a netip.Addr) AddrClass {
 	a = a.Unmap().WithZone("")
 	if !a.IsValid() {
@@ -65,20 +67,80 @@ func Classify(a netip.Addr) AddrClass {
 			return r.class
 		}
 	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 [4]byte
-		switch {
-		case netip.MustParsePrefix("64:ff9b::/96").Contains(a), netip.MustParsePrefix("::/96").Contains(a):
-			copy(v4[:], b[12:])
-		case netip.MustParsePrefix("2002::/16").Contains(a):
-			copy(v4[:], b[2:6])
-		default:
-			return Public
-		}
-		if Classify(netip.AddrFrom4(v4)) != Public {
-			return Embedded
-		}
+	if v4, ok := embedded(a); ok && Classify(v4) != Public {
+		return Embedded
 	}
 	return Public
+}
+
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	v4compat  = netip.MustParsePrefix("::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
+// embedded returns the IPv4 address an IPv6 one carries: NAT64
+// 64:ff9b::/96 (RFC 6052), IPv4-compatible ::/96, 6to4 2002::/16
+// (RFC 3056). A NAT64 gateway dials it for the client.
+func embedded(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() || a.Is4In6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	var v4 [4]byte
+	switch {
+	case nat64.Contains(a), v4compat.Contains(a):
+		copy(v4[:], b[12:])
+	case sixToFour.Contains(a):
+		copy(v4[:], b[2:6])
+	default:
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4(v4), true
+}
+
+// Host is what the rules know of the machine the proxy dials from: its
+// interface addresses. A service it binds on 0.0.0.0 or [::] answers on
+// each of them as on loopback, and a public one is no special address
+// ([Classify]), so a destination among them is refused unless an address
+// rule names it ([Rules.Filter], [Rules.DecideAddr]). Build it with
+// [NewHost]; the zero Host has no addresses.
+type Host struct {
+	own map[netip.Addr]struct{}
+}
+
+// NewHost returns the Host whose interfaces have addrs (IPv4-mapped
+// addresses read as IPv4, zones dropped, loopback left to its class).
+func NewHost(addrs []netip.Addr) Host {
+	h := Host{own: make(map[netip.Addr]struct{}, len(addrs))}
+	for _, a := range addrs {
+		if a = a.Unmap().WithZone(""); !a.IsLoopback() {
+			h.own[a] = struct{}{}
+		}
+	}
+	return h
+}
+
+// Local reports whether a connection to a reaches this host other than at
+// a loopback address (a class of its own, allowed by any address rule
+// containing it): at an unspecified address, or at one of h's addresses,
+// as such, IPv4-mapped, or carried in an IPv6 form ([embedded]).
+func (h Host) Local(a netip.Addr) (AddrClass, bool) {
+	a = a.Unmap().WithZone("")
+	c := Classify(a)
+	switch {
+	case c == Unspecified:
+		return c, true
+	case c == Loopback:
+		return c, false
+	}
+	if _, ok := h.own[a]; ok {
+		return Own, true
+	}
+	if v4, ok := embedded(a); ok {
+		if _, ok := h.own[v4]; ok {
+			return Own, true
+		}
+	}
+	return c, false
 }

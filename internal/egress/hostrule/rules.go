@@ -327,6 +327,26 @@ func (r *Rules) addrRule(a netip.Addr, port int) (AddrRule, bool) {
 	return AddrRule{}, false
 }
 
+// checkAddr is the one address check, of a resolved name's addresses and
+// of an address literal alike: a destination on this host ([Host.Local])
+// is allowed only by an address rule naming that very address (a rule for
+// a network is written for its other hosts), any other by an address rule
+// containing it. It returns the allowing rule, if any, and a's class (a
+// public address needs no rule when a name resolved to it).
+func (r *Rules) checkAddr(a netip.Addr, port int, h Host) (AddrRule, bool, AddrClass) {
+	c, local := h.Local(a)
+	if !local {
+		ar, ok := r.addrRule(a, port)
+		return ar, ok, c
+	}
+	for _, ar := range r.addrs {
+		if ar.Prefix.IsSingleIP() && ar.Prefix.Addr() == a && ar.Match(a, port) {
+			return ar, true, c
+		}
+	}
+	return AddrRule{}, false, c
+}
+
 // Verdict is the kind of a [Decision].
 type Verdict string
 
@@ -339,7 +359,8 @@ const (
 	// matches.
 	DeniedNoRule Verdict = "denied-no-rule"
 	// DeniedAddress: the name resolves only to special addresses
-	// ([Classify]) no address rule allows.
+	// ([Classify]) or this host's ([Host.Local]) no address rule allows, or
+	// the address asked for is this host's and no rule names it.
 	DeniedAddress Verdict = "denied-address"
 	// DeniedResolve: the name does not resolve.
 	DeniedResolve Verdict = "denied-resolve"
@@ -385,40 +406,42 @@ func (r *Rules) DecideName(host string, port int) Decision {
 }
 
 // DecideAddr decides a request that names an address: only an address
-// rule allows it, a host pattern never does.
-func (r *Rules) DecideAddr(a netip.Addr, port int) Decision {
-	a = a.Unmap()
-	if ar, ok := r.addrRule(a, port); ok {
+// rule allows it, a host pattern never does; an address of this host (h)
+// only a rule naming it.
+func (r *Rules) DecideAddr(a netip.Addr, port int, h Host) Decision {
+	a = a.Unmap().WithZone("")
+	ar, ok, c := r.checkAddr(a, port, h)
+	if ok {
 		return Decision{Verdict: Allowed, Rule: ar.String(), Addrs: []netip.Addr{a}}
+	}
+	if wide, ok := r.addrRule(a, port); ok {
+		return Decision{Verdict: DeniedAddress, Refused: []Refusal{{a, c}},
+			Reason: fmt.Sprintf("%s is %s, which only an address rule naming it allows (not %s)", a, c, wide)}
 	}
 	return Decision{Verdict: DeniedNoRule, Reason: fmt.Sprintf("no address rule allows %s on port %d (host patterns allow names only)", a, port)}
 }
 
 // Filter completes an allowed name's decision d with its resolved
-// addresses: it keeps those the proxy may dial (public, or allowed by an
-// address rule) and refuses the rest; with none kept, the verdict is
-// [DeniedAddress].
-func (r *Rules) Filter(d Decision, host string, port int, addrs []netip.Addr) Decision {
+// addresses: it keeps those the proxy may dial (public and not this
+// host's (h), or allowed by an address rule) and refuses the rest; with
+// none kept, the verdict is [DeniedAddress].
+func (r *Rules) Filter(d Decision, host string, port int, addrs []netip.Addr, h Host) Decision {
 	for _, a := range addrs {
-		a = a.Unmap()
-		if a.Zone() != "" {
-			a = a.WithZone("")
-		}
-		c := Classify(a)
-		if c == Public {
+		a = a.Unmap().WithZone("")
+		if _, ok, c := r.checkAddr(a, port, h); ok || c == Public {
 			d.Addrs = append(d.Addrs, a)
-			continue
+		} else {
+			d.Refused = append(d.Refused, Refusal{Addr: a, Class: c})
 		}
-		if _, ok := r.addrRule(a, port); ok {
-			d.Addrs = append(d.Addrs, a)
-			continue
-		}
-		d.Refused = append(d.Refused, Refusal{Addr: a, Class: c})
 	}
 	if len(d.Addrs) == 0 {
 		ref := d.Refused[0]
 		d.Verdict = DeniedAddress
-		d.Reason = fmt.Sprintf("host %s resolves to %s (%s), which no address rule allows", host, ref.Addr, ref.Class)
+		allows := "no address rule allows"
+		if _, local := h.Local(ref.Addr); local {
+			allows = "only an address rule naming it allows"
+		}
+		d.Reason = fmt.Sprintf("host %s resolves to %s (%s), which %s", host, ref.Addr, ref.Class, allows)
 	}
 	return d
 }

@@ -3,6 +3,7 @@ package hostrule
 import (
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -136,7 +137,7 @@ func TestNewRules(t *testing.T) {
 		{"::1", 8081, DeniedNoRule},
 		{"93.184.215.14", 443, DeniedNoRule}, // public, but named by no rule
 	} {
-		if d := r.DecideAddr(netip.MustParseAddr(c.addr), c.port); d.Verdict != c.want {
+		if d := r.DecideAddr(netip.MustParseAddr(c.addr), c.port, Host{}); d.Verdict != c.want {
 			t.Errorf("%s:%d: %s, want %s", c.addr, c.port, d.Verdict, c.want)
 		}
 	}
@@ -208,5 +209,80 @@ func TestClassify(t *testing.T) {
 		if got := Classify(netip.MustParseAddr(in)); got != want {
 			t.Errorf("Classify(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestHostLocal: a destination on this host other than loopback (an
+// unspecified address, one of the host's own, in any of its forms) is
+// refused unless an address rule names that address; a rule for a
+// network containing it, or for every address, does not.
+func TestHostLocal(t *testing.T) {
+	h := NewHost([]netip.Addr{
+		netip.MustParseAddr("93.184.215.14"), // public
+		netip.MustParseAddr("2606:4700::6810"),
+		netip.MustParseAddr("10.1.2.3"),
+		netip.MustParseAddr("fe80::1%eth0"),
+		netip.MustParseAddr("127.0.0.1"), // loopback keeps its class
+	})
+	local := map[string]AddrClass{
+		"93.184.215.14":        Own,
+		"::ffff:93.184.215.14": Own,
+		"64:ff9b::5db8:d70e":   Own, // NAT64
+		"2002:5db8:d70e::1":    Own, // 6to4
+		"::5db8:d70e":          Own, // IPv4-compatible
+		"2606:4700::6810":      Own,
+		"10.1.2.3":             Own,
+		"fe80::1%eth1":         Own,
+		"0.0.0.0":              Unspecified,
+		"::":                   Unspecified,
+		"::ffff:0.0.0.0":       Unspecified,
+		"127.0.0.1":            "",
+		"93.184.215.15":        "",
+		"64:ff9b::5db8:d70f":   "",
+		"::ffff:10.1.2.4":      "",
+	}
+	broad, err := NewRules([]string{"own.test"}, nil, []string{"0.0.0.0/0", "::/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, want := range local {
+		a := netip.MustParseAddr(s)
+		c, ok := h.Local(a)
+		if ok != (want != "") || ok && c != want {
+			t.Errorf("Local(%s) = %s, %v; want %q", s, c, ok, want)
+		}
+		d := broad.Filter(Decision{Verdict: Allowed}, "own.test", 80, []netip.Addr{a}, h)
+		lit := broad.DecideAddr(a, 80, h)
+		if ok && (d.Verdict != DeniedAddress || lit.Verdict != DeniedAddress || len(lit.Refused) != 1 || !strings.Contains(d.Reason, "this host") || !strings.Contains(lit.Reason, "this host")) {
+			t.Errorf("%s under rules for every address: name %v, literal %v; want both %s naming this host", s, d, lit, DeniedAddress)
+		}
+		if !ok && (d.Verdict != Allowed || lit.Verdict != Allowed) {
+			t.Errorf("%s (not this host's) under rules for every address: name %s, literal %s", s, d.Verdict, lit.Verdict)
+		}
+	}
+	// A rule naming the address (and its port) allows it.
+	named, err := NewRules([]string{"own.test"}, nil, []string{"93.184.0.0/16", "93.184.215.14:8080", "0.0.0.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := netip.MustParseAddr("93.184.215.14")
+	for _, c := range []struct {
+		addr string
+		port int
+		want Verdict
+	}{
+		{"93.184.215.14", 8080, Allowed},
+		{"::ffff:93.184.215.14", 8080, Allowed},
+		{"93.184.215.14", 80, DeniedAddress}, // the /16 contains it, names it not
+		{"93.184.215.15", 80, Allowed},
+		{"0.0.0.0", 80, Allowed},
+		{"::", 80, DeniedNoRule},
+	} {
+		if d := named.DecideAddr(netip.MustParseAddr(c.addr), c.port, h); d.Verdict != c.want {
+			t.Errorf("literal %s:%d: %v, want %s", c.addr, c.port, d, c.want)
+		}
+	}
+	if d := named.Filter(Decision{Verdict: Allowed}, "own.test", 80, []netip.Addr{own, netip.MustParseAddr("151.101.0.223")}, h); d.Verdict != Allowed || len(d.Addrs) != 1 || d.Addrs[0].String() != "151.101.0.223" || len(d.Refused) != 1 || d.Refused[0] != (Refusal{own, Own}) {
+		t.Errorf("own.test resolving to this host and another: %+v; want the other kept, this host's refused", d)
 	}
 }
