@@ -310,6 +310,46 @@ func TestT1RootExtraFiles(t *testing.T) {
 	}
 }
 
+// TestT1EveryMountReadOnly: the recursive read-only remount covers every
+// submount of the host's tree (/sys, /dev/pts, cgroups, whatever this host
+// has): in the run's /proc/self/mountinfo (proc(5)) every mount is
+// read-only but the writable tree and (unless root) the run's /proc.
+func TestT1EveryMountReadOnly(t *testing.T) {
+	requireT1(t)
+	w := tempHome(t)
+	c := newCage(t, policy(t, profile.Fork(), profile.ReadWrite(w), profile.Read("/proc"), profile.Waive(profile.TrustHandoff)),
+		cage.WithLinuxTier(cage.TierT1), cage.WithHome(tempHome(t)))
+	var out strings.Builder
+	if err := runStdio(t, c, "cat /proc/self/mountinfo", nil, &out, nil); err != nil {
+		t.Fatalf("mountinfo: %v", err)
+	}
+	rw := map[string]bool{w: true}
+	if os.Geteuid() != 0 {
+		rw["/proc"] = true
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			t.Fatalf("mountinfo line %q", line)
+		}
+		n++
+		mp, opts := f[4], strings.Split(f[5], ",")
+		ro := opts[0] == "ro"
+		if !ro && !rw[mp] {
+			t.Errorf("a read-write mount in the run: %s", line)
+		}
+		if mp == "/proc" && os.Geteuid() == 0 && !ro {
+			t.Errorf("root's /proc is read-write: %s", line)
+		}
+	}
+	if n < 3 {
+		t.Fatalf("%d mounts in the run's mountinfo:\n%s", n, out.String())
+	}
+	t.Logf("%d mounts, all read-only but the writable ones", n)
+}
+
 // requireFile fails unless path exists (a host file the test changes).
 func requireFile(t *testing.T, path string) {
 	t.Helper()
