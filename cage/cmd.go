@@ -48,9 +48,9 @@ type Cmd struct {
 	// Stdin, Stdout and Stderr: nil is the null device; an *os.File is
 	// passed directly; anything else goes through a pipe copied by a
 	// goroutine, as in os/exec. On Linux at T1 the child opens the null
-	// device and each terminal again through its read-only view, and for
-	// root an *os.File that is no pipe, socket or terminal goes through a
-	// pipe too (see the package's Limitations).
+	// device itself through its read-only view; for root it opens each
+	// terminal again there, and an *os.File that is no pipe, socket or
+	// terminal goes through a pipe too (see the package's Limitations).
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer

@@ -12,11 +12,14 @@ import (
 // The descriptors a T1 spawn hands over. A descriptor keeps the mount it
 // was opened on, and /proc/self/fd/N reaches its file by path: a file
 // the caller hands over sits on the host's mount, outside the run's
-// read-only view. At T1 the child reopens /dev/null (a nil stdio) and
-// each terminal through that view; for root, whose mode, owner and xattr
-// changes seccomp lets through at T1 (linux.Plan.RootMetadata), any other
-// file or device is copied through a pipe as stdio and refused as an
-// ExtraFiles entry. Pipes and sockets are handed as they are: their
+// read-only view. At T1 the child opens /dev/null (a nil stdio) itself
+// through that view. For root, whose mode, owner and xattr changes
+// seccomp lets through at T1 (linux.Plan.RootMetadata), the child also
+// reopens each terminal there, and any other file or device is copied
+// through a pipe as stdio and refused as an ExtraFiles entry. (A caller
+// that is not root may be unable to open its terminal again, one su or
+// sudo left owned by another user; what it could change through the
+// descriptor is its own.) Pipes and sockets are handed as they are: their
 // inodes are on pipefs and sockfs, which no mount shows by path.
 
 // reopen is one descriptor the child opens again by path, over the one
@@ -88,7 +91,7 @@ func (b *linuxBackend) copyStdio(f *os.File) (bool, error) {
 	return k == handedOther, nil
 }
 
-// reopen says whether the T1 child opens descriptor i (f; null: the
+// reopenFD says whether the T1 child opens descriptor i (f; null: the
 // /dev/null of a nil stdio) again by path, and refuses for root what no
 // path in the run's view can replace.
 func (b *linuxBackend) reopenFD(i int, f *os.File, null bool) (*reopen, error) {
@@ -118,12 +121,11 @@ func (b *linuxBackend) reopenFD(i int, f *os.File, null bool) (*reopen, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cage: descriptor %d: %w", i, err)
 	}
-	root := b.plan.RootMetadata()
 	switch {
+	case !b.plan.RootMetadata() || k == handedPipe:
+		return nil, nil
 	case k == handedTerminal:
 		return &reopen{fd: i, path: p, flags: fl & unix.O_ACCMODE, dev: st.Dev, rdev: st.Rdev}, nil
-	case !root || k == handedPipe:
-		return nil, nil
 	case k == handedCtty:
 		return nil, fmt.Errorf("cage: %s is /dev/tty, which a run in its own session cannot open again (the cage reopens a terminal through its read-only view so root cannot change the host's device): hand the terminal by its own path (tty(1)), or use tier T2", handedName(i, f))
 	case i < 3:

@@ -95,9 +95,10 @@ type Namespace struct {
 	Keep []string
 	// Reopen are the descriptors the child opens again through its own
 	// view once the mounts are made, each over the one the caller handed
-	// (a terminal, the /dev/null of a nil stdio): there the device is on
-	// the read-only mount, so a mode, owner or ACL change through the
-	// descriptor fails with EROFS; the caller's is on the host's.
+	// (the /dev/null of a nil stdio, a root caller's terminal): there the
+	// device is on the read-only mount, so a mode, owner or ACL change
+	// through the descriptor fails with EROFS; the caller's is on the
+	// host's.
 	Reopen []Reopen
 	// ProcReadOnly makes the run's fresh /proc read-only, at
 	// forkexec.StepPID right after its mount (linux.Plan.RootMetadata).
