@@ -63,7 +63,8 @@ type pidnsFinish struct {
 	init uintptr // pid 1
 	base uint64  // pidsTag | init<<16: the pids record without the target
 	fail uint64  // StepPID: an error record's first word
-	rec  uint64  // the record written
+	//lint:ignore U1000 written by vfork_linux_amd64.s only
+	rec uint64 // the record written
 }
 
 func prepareNS(p *plan, attr *Attr) error {
