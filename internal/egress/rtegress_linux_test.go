@@ -125,6 +125,13 @@ func testLocalRouteInNS(t *testing.T) {
 	if n := accepted.Load(); n != 0 {
 		t.Errorf("the host's listener accepted %d connections from the proxy", n)
 	}
+	// An address added now, within the interface cache's 100ms: the
+	// route check is not cached.
+	nlAddAddr(t, lo.Index, netip.MustParsePrefix("10.7.0.1/32"))
+	hp := hostPort("10.7.0.1", port)
+	if out := rawRequest(t, f, "CONNECT "+hp+" HTTP/1.1\r\nHost: "+hp+"\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); strings.Contains(out, "host service") {
+		t.Errorf("CONNECT %s, an address just added: reached the host's service", hp)
+	}
 	_ = p.Stop()
 	for _, r := range p.Records() {
 		if r.Verdict != hostrule.DeniedAddress {
