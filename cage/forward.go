@@ -6,9 +6,11 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/procage-go/procage/internal/conntrack"
+	"github.com/procage-go/procage/internal/egress"
 )
 
 // forwarder serves a Linux T1 loopback run's named host ports: each
@@ -18,13 +20,21 @@ import (
 // ends with the run (Wait): listeners closed, every connection closed,
 // every goroutine returned.
 type forwarder struct {
-	lns   []net.Listener
-	wg    sync.WaitGroup
-	conns conntrack.Set
+	lns    []net.Listener
+	wg     sync.WaitGroup
+	conns  conntrack.Set
+	active atomic.Int64 // connections being served, all ports
 }
 
 // forwardDialTimeout bounds a dial of the host's port.
 const forwardDialTimeout = 10 * time.Second
+
+// forwardMaxConns bounds the connections one run's forwarder serves at
+// once, as the egress proxy's (egress.MaxConns): each costs the caller two
+// descriptors for as long as the host's service keeps it, and a forking
+// child opens thousands (TestRTEgressForwardFlood). A connection past it
+// is closed at once.
+const forwardMaxConns = egress.MaxConns
 
 // startForward serves lns[i] by forwarding to 127.0.0.1:ports[i].
 func startForward(lns []net.Listener, ports []uint16) *forwarder {
@@ -54,13 +64,20 @@ func (f *forwarder) serve(ln net.Listener, to string) {
 			time.Sleep(10 * time.Millisecond) // EMFILE and the like: do not spin
 			continue
 		}
+		if f.active.Add(1) > forwardMaxConns {
+			f.active.Add(-1)
+			c.Close()
+			continue
+		}
 		if !f.conns.Add(c) {
+			f.active.Add(-1)
 			c.Close()
 			return
 		}
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
+			defer f.active.Add(-1)
 			defer f.conns.Remove(c)
 			up, err := net.DialTimeout("tcp", to, forwardDialTimeout)
 			if err != nil {

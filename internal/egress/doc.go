@@ -21,7 +21,9 @@
 //     NAT64 forms) or 0.0.0.0 and ::, is refused unless an address rule
 //     names that very address ([hostrule.Host]): a service bound on every
 //     address answers there as on loopback, and a rule for a network is
-//     written for its other hosts. The addresses are read at most 100ms
+//     written for its other hosts. On Linux so is every address the
+//     kernel's route delivers here (a prefix on lo, an AnyIP route),
+//     asked per address. The interface addresses are read at most 100ms
 //     old (interfaces change); when they cannot be read, every request
 //     is refused;
 //   - the proxy resolves a name once per request and dials exactly the

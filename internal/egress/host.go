@@ -68,11 +68,11 @@ func readInterfaceAddrs() ([]netip.Addr, error) {
 }
 
 // host returns what the rules need to know of this machine: its
-// addresses.
+// addresses, and (Linux) the routes that deliver others here.
 func (p *Proxy) host() (hostrule.Host, error) {
 	addrs, err := p.cfg.HostAddrs()
 	if err != nil {
 		return hostrule.Host{}, err
 	}
-	return hostrule.NewHost(addrs), nil
+	return hostrule.NewHost(addrs).WithRoutes(routesHere), nil
 }

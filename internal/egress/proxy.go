@@ -122,6 +122,7 @@ func Start(cfg Config, ln net.Listener) (*Proxy, error) {
 	p.tr = &http.Transport{
 		DialContext:           p.dialChecked,
 		Proxy:                 nil, // never a proxy of the caller's environment
+		MaxIdleConns:          maxIdleUpstream,
 		MaxIdleConnsPerHost:   8,
 		IdleConnTimeout:       cfg.IdleTimeout,
 		ResponseHeaderTimeout: 0,
@@ -192,6 +193,13 @@ func (p *Proxy) Stop() error {
 // caller's descriptors. A connection past the bound is closed at once and
 // counted ([Dropped]).
 const MaxConns = 256
+
+// maxIdleUpstream bounds the upstream connections the forwarding
+// transport keeps idle for reuse, across every host:port: each is a
+// descriptor for IdleTimeout, and a child asking for one new name after
+// another (a wildcard rule, a host on every port) would otherwise leave
+// one per name (TestRTEgressIdleUpstreamPool). Past it, the oldest closes.
+const maxIdleUpstream = 64
 
 // MaxRecords bounds a run's record: each request's record is kept for the
 // run's life, and a child can make requests in a loop. Requests past the

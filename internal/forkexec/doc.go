@@ -47,7 +47,9 @@
 // With Attr.PIDNamespace ([StartProc]), the first child runs
 // the steps up to StepNamespace, then at StepPID unshares the pid
 // namespace and forks, both times with CLONE_PARENT, the namespace's pid 1
-// and then the target (pid 2), and exits. The target starts its own
+// and then the target (pid 2), and exits. Where the fork is vfork
+// (linux/amd64) the target is one too: it shares the first child's memory
+// until it executes, so only pid 1 copies the caller's page tables. The target starts its own
 // session (or process group), mounts /proc if Attr.MountProc, runs the
 // StepPID calls and the remaining steps. Both are the caller's children:
 // the caller signals and waits for the target as for any child and sees

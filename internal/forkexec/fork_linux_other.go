@@ -22,3 +22,10 @@ func doFork(flags uintptr) (uintptr, syscall.Errno) {
 	r, _, e := syscall.RawSyscall6(syscall.SYS_CLONE, flags, 0, 0, 0, 0, 0)
 	return r, e
 }
+
+// vforkTarget is never called here: the fork flags never carry
+// CLONE_VFORK without vforkSupported.
+//
+//go:nosplit
+//go:norace
+func vforkTarget(uintptr, *pidnsFinish) (uintptr, syscall.Errno) { return 0, syscall.ENOSYS }

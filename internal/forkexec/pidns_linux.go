@@ -52,6 +52,19 @@ type nsPlan struct {
 	pfd                    [2]unix.PollFd
 	siginfo                []byte // signalfd_siginfo buffer
 	bound                  int    // close loop bound without close_range
+	fin                    pidnsFinish
+}
+
+// pidnsFinish is what the first child needs once its vfork target has
+// executed (vforkTarget): the words are set before that fork, rec is
+// written after it. The layout is read by vfork_linux_amd64.s.
+type pidnsFinish struct {
+	pipe uintptr // the status pipe's write end
+	init uintptr // pid 1
+	base uint64  // pidsTag | init<<16: the pids record without the target
+	fail uint64  // StepPID: an error record's first word
+	//lint:ignore U1000 written by vfork_linux_amd64.s only
+	rec uint64 // the record written
 }
 
 func prepareNS(p *plan, attr *Attr) error {
@@ -188,6 +201,19 @@ func pidnsFork(p *plan, pipe int) syscall.Errno {
 		for {
 			sysExit(nil, 252)
 		}
+	}
+	if p.fn.forkArg&syscall.CLONE_VFORK != 0 {
+		// The target shares this child's memory until it executes (no copy
+		// of the caller's page tables, none dropped again at its exec);
+		// this child finishes in vforkTarget (it cannot return into this
+		// frame, which the target reused), so only the target returns.
+		p.ns.fin = pidnsFinish{pipe: uintptr(pipe), init: init, base: pidsTag | uint64(init)<<16, fail: uint64(StepPID)}
+		_, e = vforkTarget(uintptr(syscall.SIGCHLD)|syscall.CLONE_PARENT|syscall.CLONE_VM|syscall.CLONE_VFORK, &p.ns.fin)
+		if e != 0 {
+			return e
+		}
+		_, _, e = syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&p.ns.saved)), 0, 8, 0, 0)
+		return e
 	}
 	target, e = rawFork(uintptr(syscall.SIGCHLD) | syscall.CLONE_PARENT)
 	if e == 0 && target == 0 {

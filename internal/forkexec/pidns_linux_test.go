@@ -228,6 +228,39 @@ func TestStepFailsAfterFork(t *testing.T) {
 	})
 }
 
+// TestTargetSharesMemory: where the fork is vfork (linux/amd64), the pid
+// namespace's target is a vfork child of the first child, so it copies no
+// page tables: a word it stores at StepPID (its pid there, 2) is in the
+// caller's memory after Start. A plain fork's target has its own copy,
+// and the caller's word stays 0.
+func TestTargetSharesMemory(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
+			forcePlainFork = plain
+			defer func() { forcePlainFork = false }()
+			var slot uintptr
+			a := trueAttr(t)
+			pidnsAttr(a, false)
+			a.Calls = append(a.Calls, RawCall(StepPID, syscall.SYS_GETPID).StoreResult(&slot))
+			pr, err := StartProc(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ws, err := pr.Wait(); err != nil || ws != 0 {
+				t.Fatalf("true: status %#x, %v", ws, err)
+			}
+			want := uintptr(2)
+			if plain || !vforkSupported {
+				want = 0
+			}
+			if slot != want {
+				t.Errorf("the caller's word after the target's getpid: %d, want %d", slot, want)
+			}
+			noChildren(t)
+		})
+	}
+}
+
 // TestSignals: SIGTERM to the target ends it with SIGTERM's status (the
 // caller waits for the target itself); a signal to pid 1 is forwarded to
 // the target; SIGKILL to pid 1 ends the whole run.

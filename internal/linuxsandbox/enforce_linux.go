@@ -151,7 +151,11 @@ func BuildRuleset(pl *linux.Plan, held ...*Handles) (*Ruleset, error) {
 		return nil, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
 	rulesetsBuilt.Add(1)
-	rs := &Ruleset{fd: int(fd), box: &fdBox{fd: int(fd)}}
+	// Above the child's descriptor shuffle (and out of the low numbers
+	// its copy of the table needs): a spawn then uses the cage's calls as
+	// built, not a duplicate and calls of its own.
+	hi := moveHigh(int(fd))
+	rs := &Ruleset{fd: hi, box: &fdBox{fd: hi}}
 	runtime.AddCleanup(rs, func(b *fdBox) { b.close() }, rs.box)
 	for _, h := range held {
 		if h == nil {

@@ -149,6 +149,19 @@ func TestEnforceHandles(t *testing.T) {
 			t.Errorf("%s: fd %d, want at least %d", r.path, r.fd, heldFloor())
 		}
 	}
+	// The ruleset too: above the child's descriptor shuffle, so a spawn
+	// uses its cage's calls as built (no duplicate, no calls of its own).
+	rs, err := BuildRuleset(linux.DenyAll(KernelABI()), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	if flags, err := unix.FcntlInt(uintptr(rs.FD()), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+		t.Errorf("ruleset fd %d flags %#x (%v), want close-on-exec", rs.FD(), flags, err)
+	}
+	if rs.FD() < heldFloor() {
+		t.Errorf("ruleset fd %d, want at least %d", rs.FD(), heldFloor())
+	}
 	if a := h.rules[1].access; a&linux.FSReadDir != 0 {
 		t.Errorf("a file's rule keeps %s, want file rights only", a)
 	}

@@ -689,17 +689,14 @@ func treeOf(p string, trees []string) string {
 
 // Join returns calls a followed by b (names kept per step).
 func Join(a, b *Calls) *Calls {
-	c := &Calls{names: map[forkexec.Step][]string{}, keep: []any{a.keep, b.keep}}
+	c := &Calls{names: make(map[forkexec.Step][]string, len(a.names)+len(b.names)), keep: []any{a.keep, b.keep},
+		Calls: make([]forkexec.Call, 0, len(a.Calls)+len(b.Calls))}
 	for _, x := range []*Calls{a, b} {
-		for i, call := range x.Calls {
+		pos := map[forkexec.Step]int{} // x's calls of each step seen so far
+		for _, call := range x.Calls {
 			st := call.Step()
-			pos := 0
-			for _, y := range x.Calls[:i] {
-				if y.Step() == st {
-					pos++
-				}
-			}
-			c.add(x.names[st][pos], call)
+			c.add(x.names[st][pos[st]], call)
+			pos[st]++
 		}
 	}
 	return c

@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -219,6 +220,10 @@ func Filter(arch *Arch, rules []SeccompRule) ([]bpf.RawInstruction, error) {
 		bpf.JumpIf{Cond: bpf.JumpGreaterThan, Val: arch.ceiling, SkipFalse: 1},
 		bpf.RetConstant{Val: retErrno | uint32(ENOSYS)},
 	)
+	// Each number's rules, in the rules' order (the first that matches
+	// decides; rules of different numbers never both match, so grouping
+	// by number changes no answer), sorted by number.
+	var groups []nrGroup
 	for _, r := range rules {
 		nr, ok := arch.syscalls[r.Syscall]
 		if !ok {
@@ -231,11 +236,49 @@ func Filter(arch *Arch, rules []SeccompRule) ([]bpf.RawInstruction, error) {
 		if len(block) > 255 {
 			return nil, fmt.Errorf("%w: %s", ErrFilterTooLong, r)
 		}
-		prog = append(prog, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: uint8(len(block))})
-		prog = append(prog, block...)
+		i := slices.IndexFunc(groups, func(g nrGroup) bool { return g.nr == nr })
+		if i < 0 {
+			groups, i = append(groups, nrGroup{nr: nr}), len(groups)
+		}
+		groups[i].code = append(groups[i].code, bpf.JumpIf{Cond: bpf.JumpEqual, Val: nr, SkipFalse: uint8(len(block))})
+		groups[i].code = append(groups[i].code, block...)
 	}
-	prog = append(prog, bpf.RetConstant{Val: retAllow})
+	slices.SortFunc(groups, func(a, b nrGroup) int { return cmp.Compare(a.nr, b.nr) })
+	prog = append(prog, searchTree(groups)...)
 	return bpf.Assemble(prog)
+}
+
+// nrGroup is the code of one system call number's rules.
+type nrGroup struct {
+	nr   uint32
+	code []bpf.Instruction
+}
+
+// leafGroups is how many numbers a search leaf tests one after another.
+const leafGroups = 8
+
+// searchTree dispatches on the number in A by binary search over groups
+// (sorted by number): a leaf tests its few numbers in turn and allows
+// what none of them denies. A linear chain of every rule would cost each
+// allowed call a test per number, and the kernel runs the program once
+// per number when it installs it (seccomp_cache_prepare, to find the
+// calls always allowed: kernel/seccomp.c), a cost every spawn paid.
+func searchTree(groups []nrGroup) []bpf.Instruction {
+	if len(groups) <= leafGroups {
+		var out []bpf.Instruction
+		for _, g := range groups {
+			out = append(out, g.code...)
+		}
+		return append(out, bpf.RetConstant{Val: retAllow})
+	}
+	mid := len(groups) / 2
+	left, right := searchTree(groups[:mid]), searchTree(groups[mid:])
+	// nr >= the pivot: the jump over the left half; else the left half.
+	out := []bpf.Instruction{
+		bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: groups[mid].nr, SkipFalse: 1},
+		bpf.Jump{Skip: uint32(len(left))},
+	}
+	return append(append(out, left...), right...)
 }
 
 // ruleBlock is the code run when the number matched: the conditions, the

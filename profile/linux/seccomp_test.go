@@ -439,3 +439,88 @@ func FuzzFilterMatchesRules(f *testing.F) {
 		}
 	})
 }
+
+// TestFilterSearchDepth: the kernel runs a new filter once per system call
+// number when it installs it (seccomp_cache_prepare in kernel/seccomp.c,
+// which follows loads of nr and arch, constant jumps and returns), so that
+// walk is paid by every spawn. With the binary search every number the
+// rules do not name is answered within a few dozen instructions; the
+// linear chain took more than one per rule.
+func TestFilterSearchDepth(t *testing.T) {
+	pl := mustPlan(t, []profile.Option{profile.Fork()})
+	for _, arch := range []*Arch{ArchAMD64, ArchARM64} {
+		prog, err := Filter(arch, pl.Seccomp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := map[uint32]bool{}
+		for _, r := range pl.Seccomp {
+			if nr, ok := arch.Syscall(r.Syscall); ok {
+				named[nr] = true
+			}
+		}
+		if len(named) < 64 {
+			t.Fatalf("%s: only %d numbers named: the test needs a long rule list", arch.Name, len(named))
+		}
+		worst := 0
+		for nr := uint32(0); nr <= arch.ceiling; nr++ {
+			if named[nr] {
+				continue
+			}
+			steps, ret := constWalk(t, prog, arch.AuditArch, nr)
+			if ret != retAllow {
+				t.Fatalf("%s: nr %d unnamed but answered %#x", arch.Name, nr, ret)
+			}
+			worst = max(worst, steps)
+		}
+		if worst > 40 {
+			t.Errorf("%s: an unnamed number takes %d instructions (%d numbers named)", arch.Name, worst, len(named))
+		}
+	}
+}
+
+// constWalk runs prog on {nr, arch} as the kernel's constant-action
+// emulation does and counts the instructions executed.
+func constWalk(t *testing.T, prog []bpf.RawInstruction, arch, nr uint32) (steps int, ret uint32) {
+	var a uint32
+	for pc := 0; pc < len(prog); pc++ {
+		steps++
+		in := prog[pc]
+		switch in.Op {
+		case 0x20: // BPF_LD|BPF_W|BPF_ABS
+			switch in.K {
+			case offNr:
+				a = nr
+			case offArch:
+				a = arch
+			default:
+				t.Fatalf("pc %d: argument load on nr %d", pc, nr)
+			}
+		case 0x05: // BPF_JMP|BPF_JA
+			pc += int(in.K)
+		case 0x15, 0x35, 0x25, 0x45: // JEQ, JGE, JGT, JSET with K
+			var c bool
+			switch in.Op {
+			case 0x15:
+				c = a == in.K
+			case 0x35:
+				c = a >= in.K
+			case 0x25:
+				c = a > in.K
+			case 0x45:
+				c = a&in.K != 0
+			}
+			if c {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case 0x06: // BPF_RET|BPF_K
+			return steps, in.K
+		default:
+			t.Fatalf("pc %d: op %#x on nr %d", pc, in.Op, nr)
+		}
+	}
+	t.Fatal("ran off the program")
+	return
+}

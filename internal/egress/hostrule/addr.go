@@ -107,6 +107,19 @@ func embedded(a netip.Addr) (netip.Addr, bool) {
 // [NewHost]; the zero Host has no addresses.
 type Host struct {
 	own map[netip.Addr]struct{}
+	// routed reports whether the machine delivers an address to itself
+	// though no interface has it ([Host.WithRoutes]); nil: none does.
+	routed func(netip.Addr) bool
+}
+
+// WithRoutes returns h that also takes for this host's every address
+// routed says the machine delivers to itself: Linux does so for all of a
+// prefix on lo and for an AnyIP route ("ip route add local P dev lo"),
+// though no interface has the address. routed answers true when it cannot
+// tell (fail closed).
+func (h Host) WithRoutes(routed func(netip.Addr) bool) Host {
+	h.routed = routed
+	return h
 }
 
 // NewHost returns the Host whose interfaces have addrs (IPv4-mapped
@@ -123,8 +136,9 @@ func NewHost(addrs []netip.Addr) Host {
 
 // Local reports whether a connection to a reaches this host other than at
 // a loopback address (a class of its own, allowed by any address rule
-// containing it): at an unspecified address, or at one of h's addresses,
-// as such, IPv4-mapped, or carried in an IPv6 form ([embedded]).
+// containing it): at an unspecified address, at one of h's addresses, as
+// such, IPv4-mapped, or carried in an IPv6 form ([embedded]), or at one
+// its routes deliver here ([Host.WithRoutes]).
 func (h Host) Local(a netip.Addr) (AddrClass, bool) {
 	a = a.Unmap().WithZone("")
 	c := Classify(a)
@@ -141,6 +155,9 @@ func (h Host) Local(a netip.Addr) (AddrClass, bool) {
 		if _, ok := h.own[v4]; ok {
 			return Own, true
 		}
+	}
+	if h.routed != nil && h.routed(a) {
+		return Own, true
 	}
 	return c, false
 }

@@ -286,3 +286,24 @@ func TestHostLocal(t *testing.T) {
 		t.Errorf("own.test resolving to this host and another: %+v; want the other kept, this host's refused", d)
 	}
 }
+
+// TestHostRoutes: an address the machine's routes deliver to itself (an
+// AnyIP route, a prefix on lo), though no interface has it, is this
+// host's: a network's rule does not reach it, one naming it does.
+func TestHostRoutes(t *testing.T) {
+	lo := netip.MustParsePrefix("10.5.0.0/16")
+	h := NewHost(nil).WithRoutes(lo.Contains)
+	r, err := NewRules([]string{"own.test"}, nil, []string{"10.0.0.0/8", "10.5.0.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a, want := range map[string]Verdict{"10.5.9.9": DeniedAddress, "10.5.0.7": Allowed, "10.6.0.1": Allowed} {
+		addr := netip.MustParseAddr(a)
+		if d := r.DecideAddr(addr, 80, h); d.Verdict != want {
+			t.Errorf("literal %s: %v, want %s", a, d, want)
+		}
+		if d := r.Filter(Decision{Verdict: Allowed}, "own.test", 80, []netip.Addr{addr}, h); d.Verdict != want {
+			t.Errorf("own.test resolving to %s: %v, want %s", a, d, want)
+		}
+	}
+}
