@@ -27,6 +27,7 @@ package cage
 import (
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 
 	"github.com/procage-go/procage/internal/forkexec"
@@ -122,6 +123,21 @@ type spawnSpec struct {
 	// port of the child's 127.0.0.1, where the child listens for the
 	// proxy.
 	proxyPort int
+	// reopen are the descriptors the child opens again by path (Linux
+	// T1: [handedFiles]).
+	reopen []reopen
+}
+
+// handedFiles is a backend that decides what becomes of the descriptors
+// a spawn hands over (Linux, handed_linux.go); any other backend hands
+// each as it is.
+type handedFiles interface {
+	// copyStdio: the stdio file f is copied through a pipe instead, as
+	// os/exec does for a writer or reader that is not an *os.File.
+	copyStdio(f *os.File) (bool, error)
+	// reopenFD: the child opens descriptor i (f; null: the /dev/null the
+	// cage gives a nil stdio) again by path; an error refuses the spawn.
+	reopenFD(i int, f *os.File, null bool) (*reopen, error)
 }
 
 // childSpec is a backend's part of one spawn.

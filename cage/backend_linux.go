@@ -188,6 +188,10 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 	if s.temp != "" {
 		ns.Keep = []string{s.temp}
 	}
+	for _, r := range s.reopen {
+		ns.Reopen = append(ns.Reopen, linuxsandbox.Reopen{FD: r.fd, Path: r.path, Flags: r.flags, Dev: r.dev, Rdev: r.rdev})
+	}
+	ns.ProcReadOnly = b.procMount && b.plan.RootMetadata()
 	fail := func(err error) (*childSpec, error) {
 		if ns.Net != nil {
 			ns.Net.Close()

@@ -47,14 +47,18 @@ type Cmd struct {
 	Dir string
 	// Stdin, Stdout and Stderr: nil is the null device; an *os.File is
 	// passed directly; anything else goes through a pipe copied by a
-	// goroutine, as in os/exec.
+	// goroutine, as in os/exec. On Linux at T1 the child opens the null
+	// device itself through its read-only view; for root it opens each
+	// terminal again there, and an *os.File that is no pipe, socket or
+	// terminal goes through a pipe too (see the package's Limitations).
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	// ExtraFiles are open files the child inherits: entry i becomes
 	// descriptor 3+i. Unlike os/exec, a nil entry is refused by Start (the
-	// child's descriptor shuffle has no "closed" slot). Every other
-	// descriptor is closed on exec.
+	// child's descriptor shuffle has no "closed" slot); so is, for root
+	// on Linux at T1, an entry that is no pipe, socket or terminal. Every
+	// other descriptor is closed on exec.
 	ExtraFiles []*os.File
 	// Grants are paths bound to this spawn only.
 	Grants []Grant

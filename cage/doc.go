@@ -216,6 +216,15 @@
 //     setxattr; UDP is uncontrolled with the network on; socket(AF_UNIX)
 //     is refused unless the policy allows a Unix socket (a gap before
 //     Landlock ABI 9); Base V1 has no /proc.
+//   - Linux, root: at tier T2 seccomp refuses every mode, owner and xattr
+//     change (chmod +x, make with gcc, tar x fail in writable trees too).
+//     At T1 they work there, and so that nothing the run holds is on a
+//     host mount it could write, an *os.File given as Stdin, Stdout or
+//     Stderr that is no pipe, socket or terminal is copied through a pipe
+//     (the run cannot seek or stat it), such an entry in
+//     [Cmd.ExtraFiles] is refused, and so is /dev/tty; the run's /proc
+//     is read-only. Root holds no capability in the run: a chown to
+//     another owner fails.
 //   - No limit bounds a run's whole process tree (that needs a delegated
 //     cgroup v2 subtree): [WithRlimits] bounds each process alone, and
 //     RLIMIT_NPROC counts every process of the user.

@@ -107,7 +107,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		r.marker = newMarker()
 	}
 
-	files, err := cmd.childFiles()
+	files, reopens, err := cmd.childFiles()
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (cmd *Cmd) startRun(path string, grants []grant) (err error) {
 		fds[i] = f.Fd()
 	}
 	cs, err := c.be.child(&spawnSpec{path: path, target: cmd.execTarget, grants: grants, temp: r.tempDir, marker: r.marker, tty: c.cfg.tty,
-		keptFD: forkexec.KeptAbove(fds), dir: absDir(cmd.Dir), proxyPort: proxyPort})
+		keptFD: forkexec.KeptAbove(fds), dir: absDir(cmd.Dir), proxyPort: proxyPort, reopen: reopens})
 	if err != nil {
 		return err
 	}
@@ -302,41 +302,77 @@ func removeTemp(dir string, made os.FileInfo) error {
 }
 
 // childFiles returns the child's descriptors 0, 1, 2 and ExtraFiles, as
-// os/exec builds them.
-func (cmd *Cmd) childFiles() ([]*os.File, error) {
-	files := make([]*os.File, 0, 3+len(cmd.ExtraFiles))
-	in, err := cmd.childStdin()
-	if err != nil {
-		return nil, err
+// os/exec builds them, and those the child opens again by path (a backend
+// that is [handedFiles] decides: a stdio file it copies goes through a
+// pipe, as a reader or writer that is not an *os.File does).
+func (cmd *Cmd) childFiles() ([]*os.File, []reopen, error) {
+	h, _ := cmd.cage.be.(handedFiles)
+	stdio := []any{cmd.Stdin, cmd.Stdout, cmd.Stderr}
+	for i, v := range stdio {
+		f, ok := v.(*os.File)
+		if !ok || f == nil || h == nil {
+			continue
+		}
+		cp, err := h.copyStdio(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cp && i == 0 {
+			stdio[i] = struct{ io.Reader }{f}
+		} else if cp {
+			stdio[i] = struct{ io.Writer }{f} // equal for Stdout == Stderr
+		}
 	}
-	out, err := cmd.writerDescriptor(cmd.Stdout)
+	files := make([]*os.File, 0, 3+len(cmd.ExtraFiles))
+	var null []*os.File
+	in, err := cmd.childStdin(stdio[0], &null)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	out, err := cmd.writerDescriptor(stdio[1], &null)
+	if err != nil {
+		return nil, nil, err
 	}
 	errf := out
-	if cmd.Stderr == nil || !interfaceEqual(cmd.Stderr, cmd.Stdout) {
-		if errf, err = cmd.writerDescriptor(cmd.Stderr); err != nil {
-			return nil, err
+	if stdio[2] == nil || !interfaceEqual(stdio[2], stdio[1]) {
+		if errf, err = cmd.writerDescriptor(stdio[2], &null); err != nil {
+			return nil, nil, err
 		}
 	}
 	files = append(files, in, out, errf)
 	for i, f := range cmd.ExtraFiles {
 		if f == nil {
-			return nil, fmt.Errorf("cage: ExtraFiles[%d] is nil", i)
+			return nil, nil, fmt.Errorf("cage: ExtraFiles[%d] is nil", i)
 		}
 		files = append(files, f)
 	}
-	return files, nil
+	var rs []reopen
+	for i, f := range files {
+		if h == nil {
+			break
+		}
+		r, err := h.reopenFD(i, f, slices.Contains(null, f))
+		if err != nil {
+			return nil, nil, err
+		}
+		if r != nil {
+			rs = append(rs, *r)
+		}
+	}
+	return files, rs, nil
 }
 
-func (cmd *Cmd) childStdin() (*os.File, error) {
-	switch v := cmd.Stdin.(type) {
+// childStdin is os/exec's stdin descriptor for v; a /dev/null it opens
+// is added to null.
+func (cmd *Cmd) childStdin(v any, null *[]*os.File) (*os.File, error) {
+	switch v := v.(type) {
 	case nil:
 		f, err := os.Open(os.DevNull)
 		if err != nil {
 			return nil, err
 		}
 		cmd.childIOFiles = append(cmd.childIOFiles, f)
+		*null = append(*null, f)
 		return f, nil
 	case *os.File:
 		return v, nil
@@ -347,7 +383,7 @@ func (cmd *Cmd) childStdin() (*os.File, error) {
 	}
 	cmd.childIOFiles = append(cmd.childIOFiles, pr)
 	cmd.parentIOPipes = append(cmd.parentIOPipes, pw)
-	stdin := cmd.Stdin
+	stdin := v.(io.Reader)
 	cmd.goroutine = append(cmd.goroutine, func() error {
 		_, err := io.Copy(pw, stdin)
 		// The child may exit without reading all of its input (os/exec).
@@ -362,18 +398,22 @@ func (cmd *Cmd) childStdin() (*os.File, error) {
 	return pr, nil
 }
 
-func (cmd *Cmd) writerDescriptor(w io.Writer) (*os.File, error) {
-	switch v := w.(type) {
+// writerDescriptor is os/exec's descriptor for the writer v; a
+// /dev/null it opens is added to null.
+func (cmd *Cmd) writerDescriptor(v any, null *[]*os.File) (*os.File, error) {
+	switch v := v.(type) {
 	case nil:
 		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 		if err != nil {
 			return nil, err
 		}
 		cmd.childIOFiles = append(cmd.childIOFiles, f)
+		*null = append(*null, f)
 		return f, nil
 	case *os.File:
 		return v, nil
 	}
+	w := v.(io.Writer)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -128,8 +128,9 @@ try nested-hook 'echo evil > proj/.git/modules/a/modules/b/hooks/pre-commit'
 // hands over (a redirected standard output, stdin from a file) is on the
 // host's read-write mount, and /proc/self/fd/N reaches it by path. T1 must
 // refuse at least what T2 refuses: root's chmod of a root-owned file
-// outside the writable trees. (As nobody both tiers allow it on its own
-// file: Landlock has no right for a mode.)
+// outside the writable trees (root's such stdout is copied through a
+// pipe: TestT1RootMetadataHanded). (As nobody both tiers allow it on its
+// own file: Landlock has no right for a mode.)
 func TestRT22HandedFdMetadata(t *testing.T) {
 	requireT1(t)
 	dir := tempHome(t)

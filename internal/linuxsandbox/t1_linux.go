@@ -93,6 +93,27 @@ type Namespace struct {
 	// each is bound onto a directory of the same name made in the new
 	// tmpfs.
 	Keep []string
+	// Reopen are the descriptors the child opens again through its own
+	// view once the mounts are made, each over the one the caller handed
+	// (the /dev/null of a nil stdio, a root caller's terminal): there the
+	// device is on the read-only mount, so a mode, owner or ACL change
+	// through the descriptor fails with EROFS; the caller's is on the
+	// host's.
+	Reopen []Reopen
+	// ProcReadOnly makes the run's fresh /proc read-only, at
+	// forkexec.StepPID right after its mount (linux.Plan.RootMetadata).
+	ProcReadOnly bool
+}
+
+// Reopen is one descriptor the T1 child replaces ([Namespace.Reopen]).
+type Reopen struct {
+	FD    int    // the child's descriptor to replace
+	Path  string // the device's absolute path, opened without following a link
+	Flags int    // its access mode: O_RDONLY, O_WRONLY or O_RDWR
+	// Dev and Rdev are the handed device's, which fstat of the new
+	// descriptor must show: the same device number on the same file
+	// system (each devpts instance numbers its terminals from 0).
+	Dev, Rdev uint64
 }
 
 // Flags are the namespaces the T1 child unshares at StepNamespace, in one
@@ -315,7 +336,11 @@ var ErrCannotProtect = errors.New("a protected git name is a symbolic link, whic
 //     writable tree bound read-only, its ancestors below the tree pinned;
 //   - each protected store a mount names that exists: an empty read-only
 //     tmpfs over a directory, /dev/null read-only over a file;
-//   - chdir(Dir) again.
+//   - chdir(Dir) again;
+//   - each Reopen: openat2 of its path (O_NOCTTY, no link followed),
+//     fstat (its device must be the handed one: ESTALE otherwise), dup3
+//     over its descriptor;
+//   - with ProcReadOnly, at StepPID, mount_setattr of /proc read-only.
 func NamespaceCalls(ns *Namespace) (*Calls, error) {
 	ns.Mounts = expandPrefixes(ns.Mounts)
 	c := &Calls{names: map[forkexec.Step][]string{}}
@@ -561,6 +586,23 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		b.call("fstat the working directory (must be the one the parent saw)", b.raw(unix.SYS_FSTAT, 0, uintptr(unsafe.Pointer(buf))).ArgFrom(0, fd).
 			WantEqual(&buf.Dev, dst.Dev).WantEqual(&buf.Ino, dst.Ino))
 		b.close("the working directory", fd)
+	}
+	for _, r := range ns.Reopen {
+		if !path.IsAbs(r.Path) || r.FD < 0 || r.Flags&^unix.O_ACCMODE != 0 {
+			return nil, fmt.Errorf("linuxsandbox: BUG: reopen %+v", r)
+		}
+		fd, buf := b.slot(), new(unix.Stat_t)
+		how := &openHow{flags: uint64(r.Flags | unix.O_NOCTTY | unix.O_CLOEXEC), resolve: resolveNoSymlinks | resolveNoMagiclinks}
+		b.keep = append(b.keep, buf, how)
+		what := fmt.Sprintf("reopen fd %d: %s", r.FD, r.Path)
+		b.call(what+": openat2", b.raw(unix.SYS_OPENAT2, atFDCWD, b.cstr(r.Path), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how)).StoreResult(fd))
+		b.call(what+": fstat (must be the device handed over)", b.raw(unix.SYS_FSTAT, 0, uintptr(unsafe.Pointer(buf))).ArgFrom(0, fd).
+			WantEqual(&buf.Dev, r.Dev).WantEqual(&buf.Rdev, r.Rdev))
+		b.call(what+": dup3", b.raw(unix.SYS_DUP3, 0, uintptr(r.FD), 0).ArgFrom(0, fd))
+		b.close(r.Path, fd)
+	}
+	if ns.ProcReadOnly {
+		b.call("mount_setattr /proc read-only", forkexec.RawCall(forkexec.StepPID, unix.SYS_MOUNT_SETATTR, atFDCWD, b.cstr("/proc"), 0, b.attr(mountAttrRdonly, 0), 32))
 	}
 	c.keep = append(c.keep, b.keep)
 	return c, nil

@@ -1,10 +1,13 @@
 package linuxsandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/internal/forkexec"
 	"github.com/procage-go/procage/internal/testenv"
@@ -189,5 +192,43 @@ func TestT1Swap(t *testing.T) {
 	}
 	if n := calls.Name(se.Step, se.Call); !strings.HasPrefix(n, "fstat "+f.w) {
 		t.Errorf("failing call %q, want the fstat of %s", n, f.w)
+	}
+}
+
+// TestT1Reopen: a Reopen replaces the descriptor with one opened through
+// the namespace's read-only view (a mode change through it is EROFS,
+// where the handed one's reached the host's mount), and a device that is
+// not the one handed over (another st_rdev) fails the spawn with ESTALE,
+// naming the call.
+func TestT1Reopen(t *testing.T) {
+	f := newT1Fixture(t)
+	var st unix.Stat_t
+	if err := unix.Stat(os.DevNull, &st); err != nil {
+		t.Fatal(err)
+	}
+	ns := f.namespace(t)
+	ns.Reopen = []Reopen{{FD: 0, Path: os.DevNull, Flags: unix.O_RDONLY, Dev: st.Dev, Rdev: st.Rdev}}
+	// fchmod to the mode it has: nothing changes if it works.
+	out := runT1(t, ns, fmt.Sprintf(`/usr/bin/python3 -c "import os; os.fchmod(0, 0o%o)" 2>&1 | tail -1; readlink /proc/self/fd/0`, st.Mode&0o7777))
+	if !strings.Contains(out, "Read-only file system") || !strings.Contains(out, "/dev/null") {
+		t.Errorf("fchmod of the reopened /dev/null: %q, want EROFS", out)
+	}
+
+	ns = f.namespace(t)
+	ns.Reopen = []Reopen{{FD: 0, Path: os.DevNull, Flags: unix.O_RDONLY, Dev: st.Dev, Rdev: st.Rdev + 1}}
+	calls, err := NamespaceCalls(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	null, _ := os.Open(os.DevNull)
+	defer null.Close()
+	_, err = forkexec.Start(&forkexec.Attr{Path: "/bin/true", Args: []string{"true"}, Files: []uintptr{null.Fd(), null.Fd(), null.Fd()}, Calls: calls.Calls})
+	calls.KeepAlive()
+	se, ok := err.(*forkexec.StepError)
+	if !ok || se.Step != forkexec.StepNamespace || se.Err != unix.ESTALE {
+		t.Fatalf("Start = %v, want a namespace step failing with ESTALE", err)
+	}
+	if n := calls.Name(se.Step, se.Call); n != "reopen fd 0: /dev/null: fstat (must be the device handed over)" {
+		t.Errorf("failing call %q", n)
 	}
 }

@@ -95,7 +95,7 @@ func TestGoldenPlan(t *testing.T) {
 			name:   "t1-root.txt",
 			opts:   []profile.Option{profile.ReadWrite("/srv/out"), profile.Waive(profile.TrustHandoff)},
 			env:    Env{Env: profile.Env{Home: "/root"}, Root: true, Tier: TierT1},
-			reason: "root at T1: read-only mounts stop mode and owner changes outside the writable trees, so seccomp refuses only xattrs, inode flags and set-ID bits",
+			reason: "root at T1: read-only mounts stop mode, owner and xattr changes outside the writable trees (and /proc is read-only), so seccomp refuses only inode flags and set-ID bits",
 		},
 	}
 	for _, tc := range cases {

@@ -126,6 +126,7 @@ type Plan struct {
 	trust   bool // the trust-handoff class is in force
 
 	procMount bool // T1: a fresh /proc in the run's pid namespace
+	root      bool // Env.Root
 	privTemp  bool // T1 with a private temporary directory: private /tmp and /dev/shm
 }
 
@@ -332,6 +333,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	}
 	sortRules(pl.Rules)
 	pl.procMount = pl.Tier == TierT1 && !env.NoProcMount
+	pl.root = env.Root
 	pl.privTemp = pl.Tier == TierT1 && env.PrivateTemp
 	if pl.Tier == TierT1 && env.NoProcMount {
 		for _, r := range pl.Rules {

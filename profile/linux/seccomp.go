@@ -467,7 +467,8 @@ var modeArg = []struct {
 
 // rootMetadata are the calls that change a file's mode, owner, ACL or
 // extended attributes: Landlock does not restrict them, and root in a cage
-// owns the host's system files.
+// owns the host's system files (refused at T2; at T1 the read-only mounts
+// answer them).
 const rootMetadata = "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat " + rootXattr
 
 // rootXattr are the calls that set or remove extended attributes.
@@ -480,11 +481,15 @@ const rootXattr = "setxattr lsetxattr fsetxattr setxattrat removexattr lremovexa
 // processes of the user beyond what Landlock scopes.
 //
 // At tier T1 everything but the writable trees is on a read-only mount, so
-// a mode, owner or time change outside them fails with EROFS; root's
-// refusal of chmod, chown and xattrs stays all the same, because the files
-// the caller hands over (stdio, a terminal) sit on the host's mounts and
-// /proc/self/fd/N reaches them by path: chmod 000 /dev/null would reach
-// every process on the host. Set-ID bits stay refused in every cage.
+// a mode, owner or xattr change outside them fails with EROFS, and root's
+// refusal of chmod, chown and xattrs is lifted (make, tar x, chmod +x and
+// python3 -m venv work in the writable trees): nothing else the run holds
+// reaches a host mount it can write ([Plan.RootMetadata]: the handed
+// descriptors are reopened through the read-only view or copied through
+// a pipe, /proc is mounted read-only). Root holds no capability in the
+// run, so it changes only what uid 0 owns (no CAP_CHOWN, CAP_FOWNER or
+// CAP_SETFCAP: capabilities(7)). Set-ID bits and inode flags stay
+// refused in every cage.
 func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
@@ -519,12 +524,11 @@ func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) 
 	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
 		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
 	if root {
-		why := "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"
-		if tier == TierT1 {
-			why = "root at T1: files the caller hands over (stdio, a terminal) are on the host's mounts, reached by /proc/self/fd"
-		}
-		for _, n := range strings.Fields(rootMetadata) {
-			rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM, Why: why})
+		if tier != TierT1 {
+			for _, n := range strings.Fields(rootMetadata) {
+				rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
+					Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
+			}
 		}
 		rules = append(rules, SeccompRule{Syscall: "ioctl", Conds: []Cond{{Arg: 1, Op: OpIn, Vals: inodeFlagIoctls}}, Errno: EPERM,
 			Why: "root: inode flags (chattr) need only an open fd and ownership; Landlock's ioctl right covers devices only"})

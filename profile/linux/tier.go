@@ -201,10 +201,24 @@ func (pl *Plan) MountsFor(rules []PathRule) []Mount {
 		}
 	}
 	if pl.procMount {
-		ms = append(ms, Mount{Kind: MountProc, Path: "/proc", Why: "a fresh procfs of the run's pid namespace: only the run's processes (readable where the policy grants /proc)"})
+		why := "a fresh procfs of the run's pid namespace: only the run's processes (readable where the policy grants /proc)"
+		if pl.RootMetadata() {
+			why += "; read-only for root, since the modes of /proc's own files are the host's (one proc_dir_entry for every mount)"
+		}
+		ms = append(ms, Mount{Kind: MountProc, Path: "/proc", Why: why})
 	}
 	return ms
 }
+
+// RootMetadata reports a T1 plan for root: seccomp lets its mode, owner
+// and extended-attribute changes through (in the writable trees, make,
+// tar x and chmod +x need them), so nothing else the run reaches may be
+// on a mount it can write: its /proc is mounted read-only (procfs keeps
+// one proc_dir_entry, and so one mode, per file for every mount:
+// fs/proc/generic.c proc_notify_change), and the descriptors the caller
+// hands over are reopened through the run's read-only view, copied
+// through a pipe, or refused (cage.Cmd.ExtraFiles).
+func (pl *Plan) RootMetadata() bool { return pl.Tier == TierT1 && pl.root }
 
 func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
 	ms := []Mount{{Kind: MountReadOnly, Path: "/", Why: "everything the plan does not grant write is read-only: mode, owner and time changes there fail with EROFS"}}
