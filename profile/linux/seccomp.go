@@ -524,7 +524,7 @@ func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) 
 	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
 		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
 	if root {
-		if tier != TierT1 {
+		if !rootMetadataLifted(root, tier) {
 			for _, n := range strings.Fields(rootMetadata) {
 				rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
 					Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})
