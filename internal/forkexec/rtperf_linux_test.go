@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Review of the vfork target (pidnsFork, vforkTarget): each step the target
@@ -162,6 +165,18 @@ func TestPIDNSFirstChildKilled(t *testing.T) {
 					t.Fatal(err)
 				}
 				time.Sleep(100 * time.Millisecond)
+				// The vfork target runs on the caller's stack: the caller
+				// must stay in its fork (ForkLock held) until the target
+				// has executed, not return onto frames the target uses.
+				locked := make(chan struct{})
+				go func() { syscall.ForkLock.RLock(); close(locked); syscall.ForkLock.RUnlock() }()
+				select {
+				case <-locked:
+					if vforkSupported && !plain {
+						t.Errorf("the caller left its fork (ForkLock released) while the vfork target still ran on its stack")
+					}
+				case <-time.After(300 * time.Millisecond):
+				}
 			}
 			release.Write([]byte{1}) // the target goes on to exec the helper
 			var res result
@@ -177,7 +192,9 @@ func TestPIDNSFirstChildKilled(t *testing.T) {
 			w.Close()
 			t.Logf("first child killed: %d; Start = %+v, %v", killed, res.pr, res.err)
 			if res.err == nil {
-				res.pr.Wait()
+				if ws, err := res.pr.Wait(); err != nil || ws != 0 {
+					t.Errorf("helper: status %#x, %v", ws, err)
+				}
 			} else if _, err := os.Stat(mark); err == nil {
 				t.Errorf("Start failed (%v) but the target executed", res.err)
 			}
@@ -220,4 +237,34 @@ func killRunChildren(t *testing.T) {
 			break
 		}
 	}
+}
+
+// TestPIDNSTargetForkFails: the target's own fork fails (a seccomp filter
+// the first child installs at StepNamespace answers clone with EAGAIN when
+// its flags carry CLONE_VFORK, so pid 1's plain fork passes): Start reports
+// StepPID EAGAIN, pid 1 is killed and everything is reaped. On the vfork
+// path this is vforkTarget's own error record.
+func TestPIDNSTargetForkFails(t *testing.T) {
+	if !vforkSupported {
+		t.Skip("no vfork target on " + runtime.GOARCH)
+	}
+	const nrOff, arg0Off = 0, 16
+	filter := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: nrOff},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 3, K: syscall.SYS_CLONE},
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: arg0Off},
+		{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, Jt: 0, Jf: 1, K: syscall.CLONE_VFORK},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(syscall.EAGAIN)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog := &unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	_, err := spawnHelper(t, func(a *Attr) {
+		pidnsAttr(a, false)
+		a.Calls = append(a.Calls,
+			RawCall(StepNamespace, syscall.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0),
+			RawCall(StepNamespace, unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(prog))))
+	})
+	runtime.KeepAlive(filter)
+	wantStepError(t, err, StepPID, syscall.EAGAIN)
+	noChildren(t)
 }
