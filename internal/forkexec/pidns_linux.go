@@ -58,8 +58,7 @@ type nsPlan struct {
 }
 
 // pidnsFinish is what vforkTarget needs: the words are set before that
-// fork, tid by the kernel at it (CLONE_PARENT_SETTID, before the target
-// runs), rec by the first child only if the fork failed. The layout is read
+// fork, rec by the first child only if the fork failed. The layout is read
 // by vfork_linux_amd64.s.
 type pidnsFinish struct {
 	pipe uintptr // the status pipe's write end
@@ -67,8 +66,17 @@ type pidnsFinish struct {
 	fail uint64  // StepPID: an error record's first word
 	//lint:ignore U1000 written by vfork_linux_amd64.s only
 	rec uint64 // the record written
-	tid int32  // the target's pid in the caller's namespace
 }
+
+// vforkTID is the vfork target's pid (in the caller's namespace) while it
+// shares the caller's memory and stack: the kernel stores it at the
+// target's clone, before the target runs (CLONE_PARENT_SETTID), and clears
+// it with a futex wake when the target executes or exits
+// (CLONE_CHILD_CLEARTID, in mm_release). The caller's doFork waits for 0
+// before it returns onto its stack: its own vfork wait ends when the first
+// child ends, which a SIGKILL makes happen while the target still runs
+// there (TestPIDNSFirstChildKilled). One word serves: forks hold ForkLock.
+var vforkTID int32
 
 func prepareNS(p *plan, attr *Attr) error {
 	if attr.MountProc && !attr.PIDNamespace {
@@ -211,7 +219,9 @@ func pidnsFork(p *plan, pipe int) syscall.Errno {
 		// this child finishes in vforkTarget (it cannot return into this
 		// frame, which the target reused), so only the target returns.
 		p.ns.fin = pidnsFinish{pipe: uintptr(pipe), base: pidsTag | uint64(init)<<16, fail: uint64(StepPID)}
-		_, e = vforkTarget(uintptr(syscall.SIGCHLD)|syscall.CLONE_PARENT|syscall.CLONE_VM|syscall.CLONE_VFORK|syscall.CLONE_PARENT_SETTID, &p.ns.fin)
+		vforkTID = 0
+		_, e = vforkTarget(uintptr(syscall.SIGCHLD)|syscall.CLONE_PARENT|syscall.CLONE_VM|syscall.CLONE_VFORK|
+			syscall.CLONE_PARENT_SETTID|syscall.CLONE_CHILD_CLEARTID, &p.ns.fin)
 		if e != 0 {
 			return e
 		}
@@ -221,7 +231,7 @@ func pidnsFork(p *plan, pipe int) syscall.Errno {
 		// it died meanwhile (SIGKILL) and these were its to do, pid 1 would
 		// wait for ever holding the status pipe and Start with it
 		// (TestPIDNSFirstChildKilled).
-		v = p.ns.fin.base | uint64(uint32(p.ns.fin.tid))<<40
+		v = p.ns.fin.base | uint64(uint32(vforkTID))<<40
 		rec[0], rec[1] = uint32(v), uint32(v>>32)
 		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(pipe), uintptr(unsafe.Pointer(&rec)), unsafe.Sizeof(rec))
 		if _, _, e = syscall.RawSyscall(syscall.SYS_KILL, 1, uintptr(syscall.SIGUSR1), 0); e != 0 {

@@ -22,6 +22,10 @@
 //     goroutine stack nobody else touches meanwhile: runtime_BeforeFork
 //     holds m.locks and blocks signals, so the goroutine cannot be
 //     preempted, scanned or moved.
+//   - A pid namespace's target is a vfork child of this child, on the same
+//     stack (vforkTarget); the parent's vfork wait ends with this child,
+//     which a SIGKILL can end first, so the parent also waits for the
+//     target to leave (vforkTID) before it touches the stack.
 //   - The child writes only integers into its own frame and into the
 //     plan's fd array and its record buffer, which the parent never reads
 //     back; runtime_AfterForkInChild touches only the child's signal state.
@@ -35,6 +39,27 @@ TEXT ·doFork(SB),NOSPLIT|NOFRAME,$0-24
 	MOVQ	$56, AX
 	POPQ	R12
 	SYSCALL
+	CMPQ	AX, $0
+	JEQ	back
+	// The parent: its vfork wait ends when the first child ends, and a
+	// first child killed while its own vfork target (pidnsFork) still runs
+	// on this stack ends early. Until the kernel clears vforkTID (the
+	// target executed or exited), wait on it, in registers only (SYSCALL
+	// keeps BX): not even the PUSHQ below may touch the stack before.
+	MOVQ	AX, BX
+wait:
+	MOVL	·vforkTID(SB), DX
+	CMPL	DX, $0
+	JEQ	waited
+	LEAQ	·vforkTID(SB), DI
+	MOVQ	$0, SI // FUTEX_WAIT, not private: the kernel's wake is shared
+	MOVQ	$0, R10 // no timeout
+	MOVQ	$202, AX // SYS_futex
+	SYSCALL
+	JMP	wait
+waited:
+	MOVQ	BX, AX
+back:
 	PUSHQ	R12
 	CMPQ	AX, $0xfffffffffffff001
 	JLS	ok
@@ -50,10 +75,11 @@ ok:
 // func vforkTarget(flags uintptr, fin *pidnsFinish) (pid uintptr, err syscall.Errno)
 //
 // The pid namespace's target as a vfork child of the first child (flags
-// carry CLONE_VM|CLONE_VFORK|CLONE_PARENT|CLONE_PARENT_SETTID): it shares
+// carry CLONE_VM|CLONE_VFORK|CLONE_PARENT and CLONE_PARENT_SETTID|
+// CLONE_CHILD_CLEARTID on vforkTID, which doFork's caller waits on): it shares
 // the first child's memory and stack, as the first child shares the
 // caller's, and returns (0, 0) here the way doFork's child does; the
-// kernel has stored its pid in fin.tid before it runs, and it writes the
+// kernel has stored its pid in vforkTID before it runs, and it writes the
 // pids record and wakes pid 1 itself (pidnsFork). The first child sleeps
 // until the target has executed or exited; by then the target has reused
 // this stack, so the first child never returns into Go: it exits 0, or,
@@ -66,8 +92,8 @@ TEXT ·vforkTarget(SB),NOSPLIT|NOFRAME,$0-32
 	MOVQ	flags+0(FP), DI
 	MOVQ	fin+8(FP), R13
 	MOVQ	$0, SI
-	LEAQ	pidnsFinish_tid(R13), DX // parent_tid
-	MOVQ	$0, R10
+	LEAQ	·vforkTID(SB), DX // parent_tid
+	LEAQ	·vforkTID(SB), R10 // child_tid
 	MOVQ	$0, R8
 	MOVQ	$0, R9
 	MOVQ	$56, AX // SYS_clone
