@@ -49,7 +49,9 @@
 // namespace and forks, both times with CLONE_PARENT, the namespace's pid 1
 // and then the target (pid 2), and exits. Where the fork is vfork
 // (linux/amd64) the target is one too: it shares the first child's memory
-// until it executes, so only pid 1 copies the caller's page tables. The target starts its own
+// until it executes, so only pid 1 copies the caller's page tables; it
+// then reports the pids and wakes pid 1 itself, first, so the first
+// child's death while it waits for the exec loses nothing. The target starts its own
 // session (or process group), mounts /proc if Attr.MountProc, runs the
 // StepPID calls and the remaining steps. Both are the caller's children:
 // the caller signals and waits for the target as for any child and sees
@@ -84,9 +86,9 @@
 //   - On darwin the descriptor list comes from proc_pidinfo(PROC_PIDLISTFDS),
 //     taken before the profile applies; a truncated list falls back to an
 //     fcntl loop over the child's fd table.
-//   - A pid-namespace run forks pid 1 and the target with a plain fork
-//     (each copies the caller's page tables, a cost that grows with the
-//     heap) and needs pidfds (Linux 5.3+). The target must be pid 2 of
+//   - A pid-namespace run forks pid 1 with a plain fork (it copies the
+//     caller's page tables, a cost that grows with the heap), the target
+//     too off linux/amd64, and needs pidfds (Linux 5.3+). The target must be pid 2 of
 //     the fresh namespace, which holds as the first child forks nothing
 //     else into it. A process that joins the namespace from outside
 //     (setns) is not watched; seccomp should refuse setns in the run.

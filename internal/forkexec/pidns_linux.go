@@ -17,7 +17,9 @@ import (
 // steps up to StepPID in the caller's pid namespace, unshares CLONE_NEWPID
 // and forks twice with CLONE_PARENT, so both children are the caller's
 // own: pid 1 of the new namespace (its init, I), then the target (pid 2).
-// A writes their pids to the status pipe, wakes I with SIGUSR1 and exits.
+// A writes their pids to the status pipe, wakes I with SIGUSR1 and exits;
+// a vfork target (linux/amd64) does the first two itself, before its steps,
+// and A exits once it has executed.
 //   - The target being the caller's child keeps os/exec's semantics as
 //     they are: the caller signals it and waits for it directly, and sees
 //     its own wait status, a death by signal included. An init cannot
@@ -55,17 +57,26 @@ type nsPlan struct {
 	fin                    pidnsFinish
 }
 
-// pidnsFinish is what the first child needs once its vfork target has
-// executed (vforkTarget): the words are set before that fork, rec is
-// written after it. The layout is read by vfork_linux_amd64.s.
+// pidnsFinish is what vforkTarget needs: the words are set before that
+// fork, rec by the first child only if the fork failed. The layout is read
+// by vfork_linux_amd64.s.
 type pidnsFinish struct {
 	pipe uintptr // the status pipe's write end
-	init uintptr // pid 1
 	base uint64  // pidsTag | init<<16: the pids record without the target
 	fail uint64  // StepPID: an error record's first word
 	//lint:ignore U1000 written by vfork_linux_amd64.s only
 	rec uint64 // the record written
 }
+
+// vforkTID is the vfork target's pid (in the caller's namespace) while it
+// shares the caller's memory and stack: the kernel stores it at the
+// target's clone, before the target runs (CLONE_PARENT_SETTID), and clears
+// it with a futex wake when the target executes or exits
+// (CLONE_CHILD_CLEARTID, in mm_release). The caller's doFork waits for 0
+// before it returns onto its stack: its own vfork wait ends when the first
+// child ends, which a SIGKILL makes happen while the target still runs
+// there (TestPIDNSFirstChildKilled). One word serves: forks hold ForkLock.
+var vforkTID int32
 
 func prepareNS(p *plan, attr *Attr) error {
 	if attr.MountProc && !attr.PIDNamespace {
@@ -207,9 +218,23 @@ func pidnsFork(p *plan, pipe int) syscall.Errno {
 		// of the caller's page tables, none dropped again at its exec);
 		// this child finishes in vforkTarget (it cannot return into this
 		// frame, which the target reused), so only the target returns.
-		p.ns.fin = pidnsFinish{pipe: uintptr(pipe), init: init, base: pidsTag | uint64(init)<<16, fail: uint64(StepPID)}
-		_, e = vforkTarget(uintptr(syscall.SIGCHLD)|syscall.CLONE_PARENT|syscall.CLONE_VM|syscall.CLONE_VFORK, &p.ns.fin)
+		p.ns.fin = pidnsFinish{pipe: uintptr(pipe), base: pidsTag | uint64(init)<<16, fail: uint64(StepPID)}
+		vforkTID = 0
+		_, e = vforkTarget(uintptr(syscall.SIGCHLD)|syscall.CLONE_PARENT|syscall.CLONE_VM|syscall.CLONE_VFORK|
+			syscall.CLONE_PARENT_SETTID|syscall.CLONE_CHILD_CLEARTID, &p.ns.fin)
 		if e != 0 {
+			return e
+		}
+		// The target, before any step of its own, writes the pids and
+		// wakes pid 1 (1 here), as the plain fork's first child does right
+		// after its fork: this child waits for the target's exec, and if
+		// it died meanwhile (SIGKILL) and these were its to do, pid 1 would
+		// wait for ever holding the status pipe and Start with it
+		// (TestPIDNSFirstChildKilled).
+		v = p.ns.fin.base | uint64(uint32(vforkTID))<<40
+		rec[0], rec[1] = uint32(v), uint32(v>>32)
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(pipe), uintptr(unsafe.Pointer(&rec)), unsafe.Sizeof(rec))
+		if _, _, e = syscall.RawSyscall(syscall.SYS_KILL, 1, uintptr(syscall.SIGUSR1), 0); e != 0 {
 			return e
 		}
 		_, _, e = syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&p.ns.saved)), 0, 8, 0, 0)

@@ -22,6 +22,10 @@
 //     goroutine stack nobody else touches meanwhile: runtime_BeforeFork
 //     holds m.locks and blocks signals, so the goroutine cannot be
 //     preempted, scanned or moved.
+//   - A pid namespace's target is a vfork child of this child, on the same
+//     stack (vforkTarget); the parent's vfork wait ends with this child,
+//     which a SIGKILL can end first, so the parent also waits for the
+//     target to leave (vforkTID) before it touches the stack.
 //   - The child writes only integers into its own frame and into the
 //     plan's fd array and its record buffer, which the parent never reads
 //     back; runtime_AfterForkInChild touches only the child's signal state.
@@ -35,6 +39,27 @@ TEXT ·doFork(SB),NOSPLIT|NOFRAME,$0-24
 	MOVQ	$56, AX
 	POPQ	R12
 	SYSCALL
+	CMPQ	AX, $0
+	JEQ	back
+	// The parent: its vfork wait ends when the first child ends, and a
+	// first child killed while its own vfork target (pidnsFork) still runs
+	// on this stack ends early. Until the kernel clears vforkTID (the
+	// target executed or exited), wait on it, in registers only (SYSCALL
+	// keeps BX): not even the PUSHQ below may touch the stack before.
+	MOVQ	AX, BX
+wait:
+	MOVL	·vforkTID(SB), DX
+	CMPL	DX, $0
+	JEQ	waited
+	LEAQ	·vforkTID(SB), DI
+	MOVQ	$0, SI // FUTEX_WAIT, not private: the kernel's wake is shared
+	MOVQ	$0, R10 // no timeout
+	MOVQ	$202, AX // SYS_futex
+	SYSCALL
+	JMP	wait
+waited:
+	MOVQ	BX, AX
+back:
 	PUSHQ	R12
 	CMPQ	AX, $0xfffffffffffff001
 	JLS	ok
@@ -50,23 +75,25 @@ ok:
 // func vforkTarget(flags uintptr, fin *pidnsFinish) (pid uintptr, err syscall.Errno)
 //
 // The pid namespace's target as a vfork child of the first child (flags
-// carry CLONE_VM|CLONE_VFORK|CLONE_PARENT): it shares the first child's
-// memory and stack, as the first child shares the caller's, and returns
-// (0, 0) here the way doFork's child does. The first child sleeps until
-// the target has executed or exited; by then the target has reused this
-// stack, so the first child never returns into Go: with only its own
-// registers (R13 = fin, which SYSCALL preserves) it writes the pids
-// record {pidsTag | init<<16 | target<<40} to the status pipe, wakes pid
-// 1 with SIGUSR1 and exits 0, or, where clone or kill failed, writes
-// {StepPID, errno} and exits 253, as pidnsFork's Go code does. The stack
-// below its stack pointer is free then: it pushes nothing anyway, and
-// writes only fin's record words (an integer store in the plan).
+// carry CLONE_VM|CLONE_VFORK|CLONE_PARENT and CLONE_PARENT_SETTID|
+// CLONE_CHILD_CLEARTID on vforkTID, which doFork's caller waits on): it shares
+// the first child's memory and stack, as the first child shares the
+// caller's, and returns (0, 0) here the way doFork's child does; the
+// kernel has stored its pid in vforkTID before it runs, and it writes the
+// pids record and wakes pid 1 itself (pidnsFork). The first child sleeps
+// until the target has executed or exited; by then the target has reused
+// this stack, so the first child never returns into Go: it exits 0, or,
+// where clone failed, with only its own registers (R13 = fin, which
+// SYSCALL preserves) writes the pids record without a target
+// {pidsTag | init<<16} and {StepPID, errno} to the status pipe and exits
+// 253, as pidnsFork's Go code does. It pushes nothing and writes only
+// fin.rec (an integer store in the plan).
 TEXT ·vforkTarget(SB),NOSPLIT|NOFRAME,$0-32
 	MOVQ	flags+0(FP), DI
 	MOVQ	fin+8(FP), R13
 	MOVQ	$0, SI
-	MOVQ	$0, DX
-	MOVQ	$0, R10
+	LEAQ	·vforkTID(SB), DX // parent_tid
+	LEAQ	·vforkTID(SB), R10 // child_tid
 	MOVQ	$0, R8
 	MOVQ	$0, R9
 	MOVQ	$56, AX // SYS_clone
@@ -75,32 +102,17 @@ TEXT ·vforkTarget(SB),NOSPLIT|NOFRAME,$0-32
 	CMPQ	AX, $0
 	JEQ	target
 	// The first child: AX is the target's pid, or -errno.
-	MOVQ	$0, BX
 	CMPQ	AX, $0xfffffffffffff001
-	JLS	pids
+	JLS	done
 	MOVQ	AX, BX
 	NEGQ	BX // errno
-	MOVQ	$0, AX // no target
-pids:
-	SHLQ	$40, AX
-	ORQ	pidnsFinish_base(R13), AX
+	MOVQ	pidnsFinish_base(R13), AX
 	MOVQ	AX, pidnsFinish_rec(R13)
 	MOVQ	pidnsFinish_pipe(R13), DI
 	LEAQ	pidnsFinish_rec(R13), SI
 	MOVQ	$8, DX
 	MOVQ	$1, AX // SYS_write
 	SYSCALL
-	CMPQ	BX, $0
-	JNE	fail
-	MOVQ	pidnsFinish_init(R13), DI
-	MOVQ	$10, SI // SIGUSR1
-	MOVQ	$62, AX // SYS_kill
-	SYSCALL
-	CMPQ	AX, $0xfffffffffffff001
-	JLS	done
-	MOVQ	AX, BX
-	NEGQ	BX
-fail:
 	MOVL	pidnsFinish_fail(R13), AX
 	MOVL	AX, pidnsFinish_rec(R13)
 	MOVL	BX, (pidnsFinish_rec+4)(R13)
