@@ -22,6 +22,8 @@ func osHelper(name string) (code int, ok bool) {
 	switch name {
 	case "access":
 		return accessHelper(), true
+	case fallbackReportHelper:
+		return fallbackHelper(), true
 	case "orphan":
 		// Start a caged sleep, print its pid, and wait to be killed.
 		pol, err := profile.New(profile.BaseV1)
