@@ -424,6 +424,9 @@ func hostProbeProc() error {
 	return hostProbeT1Proc()
 }
 
+// procMountCall names the fresh /proc mount of StepPID in a probe's error.
+const procMountCall = "mount proc on /proc"
+
 // probeT1 runs the T1 steps once in a throwaway child in its own pid
 // namespace, with a fresh /proc if mountProc.
 func probeT1(mountProc bool) error {
@@ -487,6 +490,12 @@ func probeT1(mountProc bool) error {
 	}
 	ae := &ApplyError{Step: Step(se.Step), Call: calls.Name(se.Step, se.Call), Errno: se.Err}
 	if mountProc && se.Step == forkexec.StepPID {
+		// StepPID's own action (call 0) is the pid namespace and, here, the
+		// proc mount; the result is shown only where the same probe
+		// without the mount passed (hostProbeProc), so it names the mount.
+		if se.Call == 0 {
+			ae.Call = procMountCall
+		}
 		return &UnsupportedError{OSBuild: build, What: "no private /proc at tier T1 (the proc mount in a new pid namespace is refused)", Err: ae}
 	}
 	return &UnsupportedError{OSBuild: build, What: "tier T1 unavailable", Err: ae}

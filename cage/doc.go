@@ -128,17 +128,21 @@
 // Landlock ABI is older than the plan needs (at T2 6, Linux 6.12, by
 // default; at T1 any) is an [*UnsupportedError] naming the kernel.
 //
-//	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"),
-//		profile.Waive(profile.TrustHandoff)) // git hooks in /tmp/build are writable
+//	build, err := os.MkdirTemp("", "build") // the run's writable tree
 //	if err != nil {
 //		return err
 //	}
-//	c, err := cage.New(policy) // the Landlock ruleset and seccomp filter
+//	defer os.RemoveAll(build)
+//	policy, err := profile.New(profile.BaseV1, profile.ReadWrite(build),
+//		profile.Waive(profile.TrustHandoff)) // git hooks in build are writable
 //	if err != nil {
 //		return err
 //	}
-//	fmt.Print(c.Plan()) // or json.Marshal(c.LinuxPlan())
-//	err = c.Command(ctx, "/bin/sh", "-c", "echo hi > /tmp/build/out").Run()
+//	c, err := cage.New(policy) // the Landlock ruleset and seccomp filter: c.Plan(), c.LinuxPlan()
+//	if err != nil {
+//		return err
+//	}
+//	err = c.Command(ctx, "/bin/sh", "-c", `echo hi > "$1/out"`, "sh", build).Run()
 //
 // A forking run's processes cannot leave its process group (seccomp
 // refuses setsid and setpgid), so the run ends by killing the group.

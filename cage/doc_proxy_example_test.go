@@ -4,11 +4,11 @@ package cage_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -39,14 +39,21 @@ func docProxyExample(ctx context.Context, gotOut *[]byte, gotLog *[]cage.NetRequ
 // naming the flag, and the run's record has that one request. Nothing
 // leaves this machine: the proxy refuses the name before any lookup.
 func TestPackageDocProxyExample(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
+	var out []byte
+	var log []cage.NetRequest
+	if err := docProxyExample(t.Context(), &out, &log); err != nil {
+		skipIfTooOld(t, err)
+		t.Fatalf("the example: %v (output %q)", err, out)
 	}
-	src, err := os.ReadFile("doc_proxy_example_test.go")
-	if err != nil {
-		t.Fatal(err)
+	if w := "procage egress proxy: example.com:80 refused: no rule allows host example.com on port 80; allow it with --allow-host example.com\n"; string(out) != w {
+		t.Errorf("curl printed %q, want %q", out, w)
 	}
+	if len(log) != 1 || log[0].String() != "denied GET example.com:80: no rule allows host example.com on port 80" || log[0].Verdict != cage.NetDeniedNoRule {
+		t.Errorf("NetLog: %v", log)
+	}
+	// Last: a binary run away from the source tree skips here.
+	doc := testenv.SourceFile(t, "doc.go")
+	src := testenv.SourceFile(t, "doc_proxy_example_test.go")
 	_, code, ok := strings.Cut(string(src), "\t// doc begin\n")
 	code, _, ok2 := strings.Cut(code, "\t// doc end\n")
 	if !ok || !ok2 {
@@ -60,18 +67,5 @@ func TestPackageDocProxyExample(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), want.String()) {
 		t.Errorf("doc.go does not hold docProxyExample's code:\n%s", want.String())
-	}
-
-	var out []byte
-	var log []cage.NetRequest
-	if err := docProxyExample(t.Context(), &out, &log); err != nil {
-		skipIfTooOld(t, err)
-		t.Fatalf("the example: %v (output %q)", err, out)
-	}
-	if w := "procage egress proxy: example.com:80 refused: no rule allows host example.com on port 80; allow it with --allow-host example.com\n"; string(out) != w {
-		t.Errorf("curl printed %q, want %q", out, w)
-	}
-	if len(log) != 1 || log[0].String() != "denied GET example.com:80: no rule allows host example.com on port 80" || log[0].Verdict != cage.NetDeniedNoRule {
-		t.Errorf("NetLog: %v", log)
 	}
 }

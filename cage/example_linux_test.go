@@ -5,38 +5,77 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
+	"testing"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
-// The package documentation's Linux example, run for real.
+// The package documentation's Linux example, run for real: its code is
+// the documentation's (TestPackageDocLinuxExample), with log.Fatal for
+// return err, then what it wrote and a refused write outside the tree.
 func Example_linux() {
-	if err := os.MkdirAll("/tmp/build", 0o755); err != nil {
-		log.Fatal(err)
-	}
-	policy, err := profile.New(profile.BaseV1, profile.ReadWrite("/tmp/build"),
-		profile.Waive(profile.TrustHandoff)) // git hooks in /tmp/build are writable
-	if err != nil {
-		log.Fatal(err)
-	}
-	c, err := cage.New(policy)
-	if err != nil {
-		log.Fatal(err)
-	}
 	ctx := context.Background()
-	if err := c.Command(ctx, "/bin/sh", "-c", "echo hi > /tmp/build/out").Run(); err != nil {
+	// doc begin
+	build, err := os.MkdirTemp("", "build") // the run's writable tree
+	if err != nil {
 		log.Fatal(err)
 	}
-	b, err := os.ReadFile("/tmp/build/out")
+	defer os.RemoveAll(build)
+	policy, err := profile.New(profile.BaseV1, profile.ReadWrite(build),
+		profile.Waive(profile.TrustHandoff)) // git hooks in build are writable
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := cage.New(policy) // the Landlock ruleset and seccomp filter: c.Plan(), c.LinuxPlan()
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = c.Command(ctx, "/bin/sh", "-c", `echo hi > "$1/out"`, "sh", build).Run()
+	// doc end
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := os.ReadFile(build + "/out")
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Print(string(b))
-	// Outside the writable tree, the same shell is refused.
-	err = c.Command(ctx, "/bin/sh", "-c", "echo hi > /tmp/out").Run()
-	fmt.Println(err != nil)
+	// Outside the writable tree (in a directory the caller may write),
+	// the same shell is refused.
+	other, err := os.MkdirTemp("", "other")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(other)
+	err = c.Command(ctx, "/bin/sh", "-c", `echo hi > "$1/out"`, "sh", other).Run()
+	_, statErr := os.Stat(other + "/out")
+	fmt.Println(err != nil, os.IsNotExist(statErr))
 	// Output:
 	// hi
-	// true
+	// true true
+}
+
+// TestPackageDocLinuxExample: the package documentation's Linux example
+// is Example_linux's code between its markers (return err there,
+// log.Fatal here).
+func TestPackageDocLinuxExample(t *testing.T) {
+	doc := testenv.SourceFile(t, "doc.go")
+	src := testenv.SourceFile(t, "example_linux_test.go")
+	_, code, ok := strings.Cut(string(src), "\t// doc begin\n")
+	code, _, ok2 := strings.Cut(code, "\t// doc end\n")
+	if !ok || !ok2 {
+		t.Fatal("the markers are missing")
+	}
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(code, "\n") {
+		if line != "" {
+			want.WriteString("//" + strings.Replace(line, "log.Fatal(err)", "return err", 1))
+		}
+	}
+	if !strings.Contains(string(doc), want.String()) {
+		t.Errorf("doc.go does not hold Example_linux's code:\n%s", want.String())
+	}
 }

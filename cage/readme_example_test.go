@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/cage"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -48,32 +49,6 @@ func readmeUsage(ctx context.Context, got *[]byte) error {
 // and a run that fails, since /Users/me/project does not exist here (the
 // darwin tests and cmd/procage's make test cover real runs).
 func TestReadmeUsage(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile("readme_example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, block, ok := strings.Cut(string(readme), "## Usage\n\n```go\n")
-	block, _, ok2 := strings.Cut(block, "```")
-	_, code, ok3 := strings.Cut(string(src), "\t// README begin\n")
-	code, _, ok4 := strings.Cut(code, "\t// README end\n")
-	if !ok || !ok2 || !ok3 || !ok4 {
-		t.Fatal("README.md's Usage block or this file's markers are missing")
-	}
-	var want strings.Builder
-	for _, line := range strings.SplitAfter(block, "\n") {
-		if line != "" && line != "\n" {
-			want.WriteString("\t")
-		}
-		want.WriteString(line)
-	}
-	if want.String() != code {
-		t.Errorf("README.md's Usage code differs from readmeUsage:\nREADME:\n%s\nreadmeUsage:\n%s", want.String(), code)
-	}
-
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -105,5 +80,25 @@ func TestReadmeUsage(t *testing.T) {
 	}
 	if runErr == nil {
 		t.Errorf("make ran in /Users/me/project, which the test does not create")
+	}
+	// Last: a binary run away from the source tree skips here.
+	readme := testenv.SourceFile(t, "../README.md")
+	src := testenv.SourceFile(t, "readme_example_test.go")
+	_, block, ok := strings.Cut(string(readme), "## Usage\n\n```go\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	_, code, ok3 := strings.Cut(string(src), "\t// README begin\n")
+	code, _, ok4 := strings.Cut(code, "\t// README end\n")
+	if !ok || !ok2 || !ok3 || !ok4 {
+		t.Fatal("README.md's Usage block or this file's markers are missing")
+	}
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(block, "\n") {
+		if line != "" && line != "\n" {
+			want.WriteString("\t")
+		}
+		want.WriteString(line)
+	}
+	if want.String() != code {
+		t.Errorf("README.md's Usage code differs from readmeUsage:\nREADME:\n%s\nreadmeUsage:\n%s", want.String(), code)
 	}
 }

@@ -24,6 +24,8 @@ func osHelper(name string) (code int, ok bool) {
 		return accessHelper(), true
 	case probeHelper:
 		return seccompProbeHelper(), true
+	case fallbackReportHelper:
+		return fallbackHelper(), true
 	case "orphan":
 		// Start a caged sleep, print its pid, and wait to be killed.
 		pol, err := profile.New(profile.BaseV1)

@@ -74,7 +74,12 @@ func describe(err error) string {
 		}
 		return fmt.Sprintf("%q: %s", re.Path, firstClause(re.Err))
 	case errors.As(err, &ue):
-		return fmt.Sprintf("unsupported on %s: %s", ue.OSBuild, ue.What)
+		s := fmt.Sprintf("unsupported on %s: %s", ue.OSBuild, ue.What)
+		if ue.Err != nil {
+			// The cause names what failed: the T1 step and its errno.
+			s += ": " + describe(ue.Err)
+		}
+		return s
 	case errors.Is(err, errors.ErrUnsupported):
 		return strings.TrimSuffix(stripPrefixes(err.Error()), ": "+errors.ErrUnsupported.Error())
 	case errors.Is(err, sim.ErrAccess):

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 	"testing"
 
 	"github.com/procage-go/procage/cage"
@@ -26,6 +27,8 @@ func TestDescribe(t *testing.T) {
 		{&profile.Error{Field: "network.ports", Value: "[80]", Err: errors.New("ports apply to loopback mode only")}, `network.ports "[80]": ports apply to loopback mode only`},
 		{&profile.Error{Line: 1, Column: 1, Err: errors.New("want an object, not array")}, "want an object, not array"},
 		{&cage.UnsupportedError{OSBuild: "linux", What: "spawning a caged process needs macOS Seatbelt"}, "unsupported on linux: spawning a caged process needs macOS Seatbelt"},
+		{&cage.UnsupportedError{OSBuild: "linux", What: "tier T1 unavailable", Err: &cage.ApplyError{Step: cage.StepNamespace, Call: "unshare", Errno: syscall.EPERM}},
+			"unsupported on linux: tier T1 unavailable: child step namespace (unshare): operation not permitted"},
 		{&inputError{where: "--backend linux", err: fmt.Errorf("not here: %w", errors.ErrUnsupported)}, "--backend linux: not here"},
 		{errors.New("cage: profile: something broke"), "something broke"},
 		{&cage.PolicyError{Kind: cage.ErrSuspectLink, Path: "/p/build/cache", Err: &pathresolve.LinkError{Path: "/p/build/cache", Link: "/p/build/cache", Resolved: "/home/u"}},

@@ -11,9 +11,14 @@ import (
 
 // TestMain lets the test binary be procage itself: with PROCAGE_TEST_MAIN
 // set it runs main, so the tests can check what a shell sees (real exit
-// statuses, the two streams apart).
+// statuses, the two streams apart); on Linux in the host shape testenv's
+// variables name (shape_linux_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("PROCAGE_TEST_MAIN") == "1" {
+		if err := enterHostShape(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(125)
+		}
 		main()
 		return
 	}

@@ -43,6 +43,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -112,6 +113,11 @@ const (
 	// no network card), so a test about reaching the host's own address
 	// has no subject.
 	ReasonNoHostAddress Reason = "no-host-address"
+	// ReasonNoSourceTree: a test that reads the repository's files (that
+	// the docs hold its code) runs from a test binary that is neither in
+	// its package's directory nor able to read the directory it was built
+	// from ([SourceFile]).
+	ReasonNoSourceTree Reason = "no-source-tree"
 )
 
 // Strict reports whether skips are failures in this run.
@@ -159,6 +165,41 @@ func RequireProgram(tb testing.TB, path string) {
 	if _, err := os.Stat(path); err != nil {
 		Skip(tb, ReasonNoProgram, err.Error())
 	}
+}
+
+// SourceFile returns the contents of name, a path relative to the
+// calling test's package directory (README.md is "../README.md"). That
+// directory is the one holding the calling source file: the one it was
+// compiled from, or else the working directory (go test runs a package's
+// tests there), whichever holds a file of the caller's name, so a binary
+// run from elsewhere (another user, another directory) reads the right
+// files or skips, never another package's. Neither found skips the test.
+func SourceFile(tb testing.TB, name string) []byte {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(1)
+	if !ok {
+		tb.Fatal("testenv: SourceFile: no caller")
+		return nil
+	}
+	var dirs []string
+	if filepath.IsAbs(file) {
+		dirs = append(dirs, filepath.Dir(file))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		dirs = append(dirs, wd)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, filepath.Base(file))); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(d, name))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return b
+	}
+	Skip(tb, ReasonNoSourceTree, fmt.Sprintf("%s: none of %q holds %s", name, dirs, filepath.Base(file)))
+	return nil
 }
 
 // CaseSensitiveVolume returns a fresh directory on the case-sensitive volume

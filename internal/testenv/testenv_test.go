@@ -189,3 +189,25 @@ func TestSkipsGoThroughTestenv(t *testing.T) {
 		t.Errorf("found %d darwin test files outside tests/ and cage/ and %d test files in them; the walk is broken", darwin, guarded)
 	}
 }
+
+// TestSourceFile: a package's file is found from its own directory and
+// from another working directory (through the path the caller was
+// compiled from), never from an unrelated directory holding a file of the
+// same name.
+func TestSourceFile(t *testing.T) {
+	want, err := os.ReadFile("testenv.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := SourceFile(t, "testenv.go"); string(got) != string(want) {
+		t.Errorf("from the package directory: %d bytes, want testenv.go's %d", len(got), len(want))
+	}
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "testenv.go"), []byte("not this one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(other)
+	if got := SourceFile(t, "testenv.go"); string(got) != string(want) {
+		t.Errorf("from %s: %q, want testenv.go's contents", other, got)
+	}
+}
