@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -214,22 +213,7 @@ func testRT23ProxyHostAddress(t *testing.T, tier cage.LinuxTier) {
 	const curl = "/usr/bin/curl"
 	testenv.RequireProgram(t, curl)
 	hosts := testenv.HostAddrs(t)
-	ln, err := net.Listen("tcp", ":0") // [::], dual-stack, where the machine has IPv6
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int32
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host service") }),
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				accepted.Add(1)
-			}
-		},
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, accepted := testenv.HostService(t, "host service")
 
 	names := testResolver{}
 	var rules []string

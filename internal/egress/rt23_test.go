@@ -538,22 +538,7 @@ func socksText(host string, port int) string {
 // address of this machine.
 func TestRT23HostOwnAddress(t *testing.T) {
 	hosts := testenv.HostAddrs(t)
-	ln, err := net.Listen("tcp", ":0") // [::] where the machine has IPv6, dual-stack, else 0.0.0.0
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int32
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host service") }),
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				accepted.Add(1)
-			}
-		},
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, accepted := testenv.HostService(t, "host service")
 
 	type tcase struct {
 		name  string

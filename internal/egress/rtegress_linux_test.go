@@ -2,14 +2,11 @@ package egress
 
 import (
 	"encoding/binary"
-	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -17,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/internal/egress/hostrule"
+	"github.com/procage-go/procage/internal/testenv"
 )
 
 // TestRTEgressLocalRoute: the proxy refuses this machine's interface
@@ -77,22 +75,7 @@ func testLocalRouteInNS(t *testing.T) {
 	nlAddLocalRoute(t, lo.Index, netip.MustParsePrefix("11.0.0.0/24"))
 	nlAddLocalRoute(t, lo.Index, netip.MustParsePrefix("2001:4860:5::/64"))
 
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int32
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "host service") }),
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				accepted.Add(1)
-			}
-		},
-	}
-	go srv.Serve(ln)
-	defer srv.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, accepted := testenv.HostService(t, "host service")
 
 	names := map[string][]netip.Addr{
 		"anyip.rt.test":    {netip.MustParseAddr("11.0.0.9")},

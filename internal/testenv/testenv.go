@@ -37,6 +37,7 @@ package testenv
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -44,6 +45,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -284,4 +286,28 @@ func HostAddrs(tb testing.TB) []netip.Prefix {
 		Skip(tb, ReasonNoHostAddress, fmt.Sprintf("no interface address but loopback and link-local (%v)", ias))
 	}
 	return out
+}
+
+// HostService serves body over HTTP on every address of this machine
+// (":0": [::] dual-stack where it has IPv6, else 0.0.0.0), as a service
+// the host binds for itself would, and returns its port and a count of the
+// connections it accepted: a canary asserts the count stays 0.
+func HostService(tb testing.TB, body string) (port int, accepted *atomic.Int32) {
+	tb.Helper()
+	ln, err := net.Listen("tcp", ":0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	accepted = new(atomic.Int32)
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				accepted.Add(1)
+			}
+		},
+	}
+	go srv.Serve(ln)
+	tb.Cleanup(func() { srv.Close() })
+	return ln.Addr().(*net.TCPAddr).Port, accepted
 }
