@@ -417,6 +417,11 @@ var hostProbeT1Proc = cachedVerdict(func() error { return probeT1(true) })
 
 // hostProbeProc says why T1 runs get no /proc of their own here: nil
 // where the proc mount works (or T1 is unavailable altogether).
+// hostAnonInodeSetattr reports a kernel that lets root's metadata calls
+// reach inodes other processes share (linuxsandbox.AnonInodeSetattr);
+// asked only for root, the one caller whose plan it changes.
+func hostAnonInodeSetattr() bool { return os.Geteuid() == 0 && linuxsandbox.AnonInodeSetattr() }
+
 func hostProbeProc() error {
 	if hostProbeT1() != nil {
 		return nil
@@ -566,7 +571,7 @@ func hostPolicyProbe() error {
 	if hostProbeT1() == nil {
 		tier = linux.TierT1
 	}
-	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier, NoProcMount: hostProbeProc() != nil})
+	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier, NoProcMount: hostProbeProc() != nil, AnonInodeSetattr: hostAnonInodeSetattr()})
 	if err != nil {
 		return err
 	}

@@ -37,5 +37,8 @@ func hostProbeT1() error { return errNoBackend() }
 // hostProbeProc: no Linux namespaces here.
 func hostProbeProc() error { return nil }
 
+// hostAnonInodeSetattr: a Linux plan previewed here is the newest kernel's.
+func hostAnonInodeSetattr() bool { return false }
+
 // hostPolicyProbe: nothing to check beyond the apply probe.
 func hostPolicyProbe() error { return nil }

@@ -66,6 +66,12 @@ type Env struct {
 	// its own pid namespace, but no /proc of its own, and a policy that
 	// grants /proc is refused ([ErrProcAtT1]).
 	NoProcMount bool
+	// AnonInodeSetattr is a kernel that lets a descriptor change the mode
+	// and owner of an inode other processes' descriptors share (the one
+	// anonymous inode; a pidfd's), which Linux 6.15 refuses
+	// (linuxsandbox.AnonInodeSetattr): root's metadata calls stay refused
+	// at T1 too, since no mount answers them there.
+	AnonInodeSetattr bool
 }
 
 // Plan is a policy lowered to Landlock and seccomp: everything a Linux
@@ -126,7 +132,7 @@ type Plan struct {
 	trust   bool // the trust-handoff class is in force
 
 	procMount bool // T1: a fresh /proc in the run's pid namespace
-	root      bool // Env.Root
+	rootMeta  bool // root's metadata calls let through (rootMetadataLifted)
 	privTemp  bool // T1 with a private temporary directory: private /tmp and /dev/shm
 }
 
@@ -315,7 +321,8 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 			needs = append(needs, abiNeed{6, "abstract Unix socket scoping (process-access; the network is the host's)"})
 		}
 	}
-	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess), pl.Tier)
+	pl.rootMeta = rootMetadataLifted(env.Root, pl.Tier, env.AnonInodeSetattr)
+	pl.Seccomp = seccompRules(p.Forking(), ns, env.Root, !p.Waived(profile.ProcessAccess), pl.rootMeta)
 
 	pl.MinABI = 1
 	for _, n := range needs {
@@ -333,7 +340,6 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	}
 	sortRules(pl.Rules)
 	pl.procMount = pl.Tier == TierT1 && !env.NoProcMount
-	pl.root = env.Root
 	pl.privTemp = pl.Tier == TierT1 && env.PrivateTemp
 	if pl.Tier == TierT1 && env.NoProcMount {
 		for _, r := range pl.Rules {

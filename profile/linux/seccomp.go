@@ -489,8 +489,8 @@ const rootXattr = "setxattr lsetxattr fsetxattr setxattrat removexattr lremovexa
 // a pipe, /proc is mounted read-only). Root holds no capability in the
 // run, so it changes only what uid 0 owns (no CAP_CHOWN, CAP_FOWNER or
 // CAP_SETFCAP: capabilities(7)). Set-ID bits and inode flags stay
-// refused in every cage.
-func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) []SeccompRule {
+// refused in every cage. rootMeta is that lift ([rootMetadataLifted]).
+func seccompRules(forking bool, net netShape, root, procAccess, rootMeta bool) []SeccompRule {
 	var rules []SeccompRule
 	for _, d := range alwaysDenied {
 		for _, n := range strings.Fields(d.names) {
@@ -524,7 +524,7 @@ func seccompRules(forking bool, net netShape, root, procAccess bool, tier Tier) 
 	rules = append(rules, SeccompRule{Syscall: "openat2", Errno: ENOSYS,
 		Why: "BPF cannot read open_how's mode; ENOSYS makes callers fall back to openat"})
 	if root {
-		if !rootMetadataLifted(root, tier) {
+		if !rootMeta {
 			for _, n := range strings.Fields(rootMetadata) {
 				rules = append(rules, SeccompRule{Syscall: n, Errno: EPERM,
 					Why: "root: Landlock does not restrict mode, owner or xattr changes, and root owns the system's files"})

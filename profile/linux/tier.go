@@ -218,12 +218,16 @@ func (pl *Plan) MountsFor(rules []PathRule) []Mount {
 // fs/proc/generic.c proc_notify_change), and the descriptors the caller
 // hands over are reopened through the run's read-only view, copied
 // through a pipe, or refused (cage.Cmd.ExtraFiles).
-func (pl *Plan) RootMetadata() bool { return rootMetadataLifted(pl.root, pl.Tier) }
+func (pl *Plan) RootMetadata() bool { return pl.rootMeta }
 
 // rootMetadataLifted is the one rule for both the seccomp rules and the
 // spawn's handling of handed descriptors: only at T1 does nothing the run
-// holds reach a host mount it can write.
-func rootMetadataLifted(root bool, tier Tier) bool { return root && tier == TierT1 }
+// holds reach a host mount it can write, and only on a kernel that keeps
+// the inodes of eventfd, epoll and pidfd descriptors (shared with other
+// processes, on no mount of the run) from mode and owner changes.
+func rootMetadataLifted(root bool, tier Tier, anonSetattr bool) bool {
+	return root && tier == TierT1 && !anonSetattr
+}
 
 func t1Mounts(rules []PathRule, hd *hardDeny, trust bool) []Mount {
 	ms := []Mount{{Kind: MountReadOnly, Path: "/", Why: "everything the plan does not grant write is read-only: mode, owner and time changes there fail with EROFS"}}
