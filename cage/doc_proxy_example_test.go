@@ -4,11 +4,9 @@ package cage_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -52,20 +50,6 @@ func TestPackageDocProxyExample(t *testing.T) {
 		t.Errorf("NetLog: %v", log)
 	}
 	// Last: a binary run away from the source tree skips here.
-	doc := testenv.SourceFile(t, "doc.go")
-	src := testenv.SourceFile(t, "doc_proxy_example_test.go")
-	_, code, ok := strings.Cut(string(src), "\t// doc begin\n")
-	code, _, ok2 := strings.Cut(code, "\t// doc end\n")
-	if !ok || !ok2 {
-		t.Fatal("the markers are missing")
-	}
-	var want strings.Builder
-	for _, line := range strings.SplitAfter(code, "\n") {
-		if line != "" {
-			want.WriteString("//" + line)
-		}
-	}
-	if !strings.Contains(string(doc), want.String()) {
-		t.Errorf("doc.go does not hold docProxyExample's code:\n%s", want.String())
-	}
+	docHolds(t, "doc_proxy_example_test.go", nil)
+
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/procage-go/procage/cage"
-	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/profile"
 )
 
@@ -62,20 +61,6 @@ func Example_linux() {
 // is Example_linux's code between its markers (return err there,
 // log.Fatal here).
 func TestPackageDocLinuxExample(t *testing.T) {
-	doc := testenv.SourceFile(t, "doc.go")
-	src := testenv.SourceFile(t, "example_linux_test.go")
-	_, code, ok := strings.Cut(string(src), "\t// doc begin\n")
-	code, _, ok2 := strings.Cut(code, "\t// doc end\n")
-	if !ok || !ok2 {
-		t.Fatal("the markers are missing")
-	}
-	var want strings.Builder
-	for _, line := range strings.SplitAfter(code, "\n") {
-		if line != "" {
-			want.WriteString("//" + strings.Replace(line, "log.Fatal(err)", "return err", 1))
-		}
-	}
-	if !strings.Contains(string(doc), want.String()) {
-		t.Errorf("doc.go does not hold Example_linux's code:\n%s", want.String())
-	}
+	docHolds(t, "example_linux_test.go", func(line string) string { return strings.Replace(line, "log.Fatal(err)", "return err", 1) })
+
 }

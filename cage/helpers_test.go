@@ -1,11 +1,13 @@
 package cage_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/procage-go/procage/cage"
 	"github.com/procage-go/procage/internal/libsandbox"
+	"github.com/procage-go/procage/internal/testenv"
 	"github.com/procage-go/procage/pathresolve/macfs"
 	"github.com/procage-go/procage/profile"
 )
@@ -72,4 +74,32 @@ func mustPolicy(tb testing.TB, opts ...profile.Option) profile.Policy {
 		tb.Fatal(err)
 	}
 	return p
+}
+
+// docHolds fails unless doc.go holds, as comment lines, the code of file
+// between its "// doc begin" and "// doc end" markers, each line passed
+// through rewrite (nil: as it is). A binary run away from the source tree
+// skips (testenv.SourceFile).
+func docHolds(t *testing.T, file string, rewrite func(string) string) {
+	t.Helper()
+	doc := testenv.SourceFile(t, "doc.go")
+	src := testenv.SourceFile(t, file)
+	_, code, ok := strings.Cut(string(src), "\t// doc begin\n")
+	code, _, ok2 := strings.Cut(code, "\t// doc end\n")
+	if !ok || !ok2 {
+		t.Fatalf("%s: the markers are missing", file)
+	}
+	var want strings.Builder
+	for _, line := range strings.SplitAfter(code, "\n") {
+		if line == "" {
+			continue
+		}
+		if rewrite != nil {
+			line = rewrite(line)
+		}
+		want.WriteString("//" + line)
+	}
+	if !strings.Contains(string(doc), want.String()) {
+		t.Errorf("doc.go does not hold %s's code:\n%s", file, want.String())
+	}
 }
