@@ -94,26 +94,12 @@ func firstChild(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, c := range ownChildren() {
+		if c.state == "Z" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) || f[0] == "Z" {
-			continue
-		}
-		if ns, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns/pid")); err == nil && ns == self {
-			return pid
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", c.pid)); err == nil && ns == self {
+			return c.pid
 		}
 	}
 	return 0
@@ -209,21 +195,9 @@ func TestPIDNSFirstChildKilled(t *testing.T) {
 // would).
 func killRunChildren(t *testing.T) {
 	t.Helper()
-	ents, _ := os.ReadDir("/proc")
 	var left []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) >= 2 && f[1] == strconv.Itoa(os.Getpid()) {
-			left = append(left, pid)
-		}
+	for _, c := range ownChildren() {
+		left = append(left, c.pid)
 	}
 	for _, pid := range left {
 		syscall.Kill(pid, syscall.SIGKILL)
@@ -267,4 +241,31 @@ func TestPIDNSTargetForkFails(t *testing.T) {
 	runtime.KeepAlive(filter)
 	wantStepError(t, err, StepPID, syscall.EAGAIN)
 	noChildren(t)
+}
+
+type child struct {
+	pid   int
+	state string // stat's third field: R, S, Z, ...
+}
+
+// ownChildren lists this process's children from /proc/PID/stat.
+func ownChildren() []child {
+	ents, _ := os.ReadDir("/proc")
+	var out []child
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) >= 2 && f[1] == strconv.Itoa(os.Getpid()) {
+			out = append(out, child{pid, f[0]})
+		}
+	}
+	return out
 }
