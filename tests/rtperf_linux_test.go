@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"os"
 	"testing"
 
 	"github.com/procage-go/procage/cage"
@@ -20,10 +19,11 @@ func TestRTPerfT1Pid1Unreachable(t *testing.T) {
 	requireT1(t)
 	needPython(t)
 	c := newCage(t, policy(t, profile.Read("/proc")), cage.WithLinuxTier(cage.TierT1), cage.WithHome(tempHome(t)))
-	// Root's /proc is read-only at T1 (procfs keeps one mode per file for
-	// every mount), so a read-write open stops there first.
+	// Root's /proc is read-only at T1 where its metadata calls are allowed
+	// (procfs keeps one mode per file for every mount), so a read-write
+	// open stops there first.
 	rw := "EACCES"
-	if os.Geteuid() == 0 {
+	if rootMetaLifted() {
 		rw = "EROFS"
 	}
 	for code, want := range map[string]string{
