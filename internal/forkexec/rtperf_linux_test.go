@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,6 +135,16 @@ func TestPIDNSFirstChildKilled(t *testing.T) {
 			a := helperAttr(t, w, mark)
 			pidnsAttr(a, false)
 			a.Calls = append(a.Calls, RawCall(StepPID, syscall.SYS_READ, gate.Fd(), uintptr(unsafe.Pointer(&buf[0])), 1))
+			// While the target blocks before its exec, the spawning thread
+			// sits in its fork with preemption off (runtime_BeforeFork), so
+			// a stop-the-world waits for the exec, which waits for the
+			// release below: a GC cycle started by this goroutine's
+			// allocations in between would deadlock the test (seen under
+			// -race on 2 busy cores). os/exec's vfork has the same window,
+			// only shorter; a run's own steps never wait for the caller.
+			runtime.GC()
+			gcPercent := debug.SetGCPercent(-1)
+			defer debug.SetGCPercent(gcPercent)
 			type result struct {
 				pr  Proc
 				err error
@@ -165,6 +176,7 @@ func TestPIDNSFirstChildKilled(t *testing.T) {
 				}
 			}
 			release.Write([]byte{1}) // the target goes on to exec the helper
+			debug.SetGCPercent(gcPercent)
 			var res result
 			select {
 			case res = <-done:
