@@ -374,3 +374,72 @@ func requireFile(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLinuxHardLinkIntoWritableTree: a run cannot hard-link a file it may
+// only read (a granted read-only file, a host file outside the grants)
+// into its writable tree, where root at T1 could then change its mode
+// and owner and anyone its content: at T1 the two names are on different
+// mounts (link(2): EXDEV), at T2 Landlock refuses a link that would give
+// the file more rights than it has where it is (LANDLOCK_ACCESS_FS_REFER,
+// Documentation/userspace-api/landlock.rst). A link the user made before
+// the run is the same file under a writable name: the run may change it,
+// as the docs say (threat model, R-2).
+func TestLinuxHardLinkIntoWritableTree(t *testing.T) {
+	for _, tier := range []cage.LinuxTier{cage.TierT1, cage.TierT2} {
+		t.Run(tier.String(), func(t *testing.T) {
+			if tier == cage.TierT1 {
+				requireT1(t)
+			}
+			ro, w := tempHome(t), tempHome(t)
+			file := filepath.Join(ro, "f")
+			if err := os.WriteFile(file, []byte("before\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			before := filepath.Join(ro, "linked-before")
+			if err := os.WriteFile(before, []byte("before\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(before, filepath.Join(w, "linked-before")); err != nil {
+				t.Fatal(err)
+			}
+			metas := []hostMeta{recordMeta(t, file), recordMeta(t, "/etc/hostname")}
+			c := newCage(t, policy(t, profile.Fork(), profile.Read(ro), profile.ReadWrite(w), profile.Waive(profile.TrustHandoff)),
+				cage.WithLinuxTier(tier), cage.WithHome(tempHome(t)))
+			got := t1Results(t, c, w, fmt.Sprintf(`try granted 'ln %s granted'
+try host 'ln /etc/hostname host'
+try soft 'ln -s %s soft && echo x >> soft'
+try before 'echo run >> linked-before'
+`, file, file))
+			t.Logf("%v", got)
+			for _, name := range []string{"granted", "host"} {
+				v := got[name]
+				if !strings.HasPrefix(v, "FAIL") || !(strings.Contains(v, "Invalid cross-device link") || strings.Contains(v, "Operation not permitted") || strings.Contains(v, "Permission denied")) {
+					t.Errorf("ln of a %s file into the writable tree: %q, want EXDEV, EPERM or EACCES", name, v)
+				}
+				if _, err := os.Lstat(filepath.Join(w, name)); err == nil {
+					t.Errorf("%s: a link was left in the writable tree", name)
+				}
+			}
+			// A symlink in the writable tree leads to the file's own
+			// rights: the append goes to the read-only file. (A mode
+			// change through it is the open T2 gap of a caller's own
+			// files, TestLinuxGapOwnFileMetadata.)
+			if v := got["soft"]; !strings.HasPrefix(v, "FAIL") {
+				t.Errorf("append through a symlink to a read-only file: %q, want a failure", v)
+			}
+			if b, err := os.ReadFile(file); err != nil || string(b) != "before\n" {
+				t.Errorf("the read-only file holds %q, %v", b, err)
+			}
+			for _, m := range metas {
+				m.check(t)
+			}
+			// The user's own link: writable through its writable name.
+			if v := got["before"]; v != "ok" {
+				t.Errorf("append to a link the user made before the run: %q, want ok (a writable name of the file)", v)
+			}
+			if b, _ := os.ReadFile(before); string(b) != "before\nrun\n" {
+				t.Errorf("the file linked before the run holds %q", b)
+			}
+		})
+	}
+}
