@@ -142,6 +142,49 @@ func TestT1DevShmPrivate(t *testing.T) {
 	}
 }
 
+// TestT1PrivateTempDeeper: a TMPDIR deeper than /tmp's own entries
+// (pam_tmpdir's /tmp/user/UID; the kernel-matrix guest's /tmp/nobody) still
+// gets a T1 run with a private /tmp: the run's directory is kept at its
+// path, its parents made in the run's own tmpfs, and nothing the run
+// writes in /tmp, those parents included, reaches the host's.
+func TestT1PrivateTempDeeper(t *testing.T) {
+	requireT1Here(t)
+	deep := filepath.Join(t.TempDir(), "user", "1000")
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", deep)
+	host, err := os.CreateTemp("/tmp", "procage-host-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.Close()
+	defer os.Remove(host.Name())
+	c := tierCage(t, cage.TierT1, []profile.Option{profile.Fork()}, cage.WithPrivateTemp())
+	script := `case "$TMPDIR" in ` + deep + `/procage-run-*) echo tmpdir-deep;; esac
+echo z > "$TMPDIR/f" && echo tmpdir-writable
+echo y > "$(dirname "$TMPDIR")/beside" && echo parent-writable
+ls ` + host.Name() + ` >/dev/null 2>&1 && echo host-visible; true`
+	cmd := c.Command(t.Context(), "/bin/sh", "-c", script)
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v (%q)", err, out)
+	}
+	got := string(out)
+	for _, w := range []string{"tmpdir-deep", "tmpdir-writable", "parent-writable"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s missing: %q", w, got)
+		}
+	}
+	if strings.Contains(got, "host-visible") {
+		t.Errorf("the host's /tmp file is visible: %q", got)
+	}
+	if _, err := os.Lstat(filepath.Join(deep, "beside")); err == nil {
+		t.Errorf("a file the run wrote beside its TMPDIR landed in the host's %s", deep)
+	}
+}
+
 // TestT1RunLifetime: at T1 a caged forking run's shell is pid 2 of its own
 // namespace, a double-forked daemon ends with the run, and SIGTERM (by
 // Cmd.Process.Signal or a cancelled context) ends the target with

@@ -81,10 +81,15 @@ func policy(tb testing.TB, opts ...profile.Option) profile.Policy {
 	return p
 }
 
+// runTimeout bounds one caged script: a guard against a hang, generous
+// because .ci/kernel-matrix's guest emulates its CPU (a script of a dozen
+// python3 starts there took over a minute on a busy host).
+const runTimeout = 3 * time.Minute
+
 // run runs name in c and returns stdout and stderr.
 func run(tb testing.TB, c *cage.Cage, name string, args ...string) (string, string, error) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := c.Command(ctx, name, args...)
 	var out, errb strings.Builder

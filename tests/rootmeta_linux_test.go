@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -116,7 +115,7 @@ func (m hostMeta) check(t *testing.T) {
 // runStdio runs /bin/sh -c script in c with the given stdio.
 func runStdio(t *testing.T, c *cage.Cage, script string, stdin io.Reader, stdout, stderr io.Writer, extra ...*os.File) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := c.Command(ctx, "/bin/sh", "-c", script)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles = stdin, stdout, stderr, extra

@@ -94,4 +94,9 @@
 //     (setns) is not watched; seccomp should refuse setns in the run.
 //   - The caller must reap every started child ([Wait], syscall.Wait4 or
 //     os.FindProcess + Process.Wait).
+//   - On linux/amd64 the spawning thread sits in its vfork, unpreemptible,
+//     until the target executes, and with it every stop-the-world (a GC
+//     cycle's start) waits: for the child's steps, not only its exec as with
+//     os/exec. A step that waits on the caller's own goroutines (a path on a
+//     FUSE file system this process serves) can deadlock it.
 package forkexec

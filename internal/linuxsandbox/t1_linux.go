@@ -529,24 +529,38 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		if !ok || st.Mode&unix.S_IFMT != unix.S_IFDIR {
 			continue // no directory to mount on
 		}
-		// What to keep, opened before the tmpfs covers it.
+		// What to keep, opened before the tmpfs covers it. A kept
+		// directory deeper down (TMPDIR=/tmp/user/1000, as pam_tmpdir
+		// sets it) gets its parents made in the new tmpfs, which is the
+		// run's own: nothing is left in the host's /tmp.
 		type kept struct {
-			name string
+			name string // the path below m.Path
 			fd   *uintptr
 		}
 		var keep []kept
+		var parents []string // below m.Path, each after its own parent
 		for _, k := range ns.Keep {
-			if path.Dir(k) != m.Path {
-				if within(k, m.Path) {
-					return nil, fmt.Errorf("linuxsandbox: %s is inside %s but not directly: it cannot be kept under the private tmpfs", k, m.Path)
-				}
+			if !within(k, m.Path) {
 				continue
+			}
+			if k == m.Path {
+				return nil, fmt.Errorf("linuxsandbox: %s is the private tmpfs's own directory: it cannot be kept under it", k)
 			}
 			kst, ok := lstat(k)
 			if !ok || kst.Mode&unix.S_IFMT != unix.S_IFDIR {
 				return nil, fmt.Errorf("linuxsandbox: %s: %w", k, unix.ENOTDIR)
 			}
-			keep = append(keep, kept{path.Base(k), b.open(k, kst)})
+			rel := strings.TrimPrefix(k, m.Path+"/")
+			var up []string
+			for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+				up = append(up, d)
+			}
+			for i := len(up) - 1; i >= 0; i-- {
+				if !slices.Contains(parents, up[i]) {
+					parents = append(parents, up[i])
+				}
+			}
+			keep = append(keep, kept{rel, b.open(k, kst)})
 		}
 		target := b.open(m.Path, st)
 		fsfd, mnt := b.slot(), b.slot()
@@ -560,6 +574,9 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		b.call("fsmount for "+m.Path, b.raw(unix.SYS_FSMOUNT, 0, unix.FSMOUNT_CLOEXEC, attrs).ArgFrom(0, fsfd).StoreResult(mnt))
 		e := uintptr(unsafe.Pointer(b.empty))
 		b.call("move_mount tmpfs onto "+m.Path, b.raw(unix.SYS_MOVE_MOUNT, 0, e, 0, e, moveMountFEmptyPath|moveMountTEmptyPath).ArgFrom(0, mnt).ArgFrom(2, target))
+		for _, d := range parents {
+			b.call("mkdir "+d+" in the private "+m.Path, b.raw(unix.SYS_MKDIRAT, 0, b.cstr(d), 0o700).ArgFrom(0, mnt))
+		}
 		for _, k := range keep {
 			dir, tree := b.slot(), b.slot()
 			name := b.cstr(k.name)
