@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -238,7 +239,7 @@ func realTempDir(b Backend) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	res, err := r.Resolve(os.TempDir())
+	res, err := r.Resolve(plainSlashes(os.TempDir()))
 	if err != nil {
 		return "", err
 	}
@@ -246,6 +247,21 @@ func realTempDir(b Backend) (string, error) {
 		return "", &pathresolve.CaseSensitiveError{Path: res.Path, Volume: res.Volume}
 	}
 	return res.Path, nil
+}
+
+// plainSlashes drops a trailing slash and doubled ones: TMPDIR ends in one
+// on macOS (/var/folders/.../T/), and the resolver takes only the plain
+// spelling. A "." or ".." stays, for the resolver to refuse: dropping it
+// lexically could name another directory than the kernel does through a
+// link.
+func plainSlashes(p string) string {
+	for strings.Contains(p, "//") {
+		p = strings.ReplaceAll(p, "//", "/")
+	}
+	if len(p) > 1 {
+		p = strings.TrimSuffix(p, "/")
+	}
+	return p
 }
 
 // privateTemp creates the run's temporary directory under the real

@@ -360,6 +360,34 @@ func TestRunNotEndedSurfaced(t *testing.T) {
 	}
 }
 
+// TestLifecyclePrivateTempSlashes: a TMPDIR spelled with a trailing or a
+// doubled slash (macOS's always ends in one: /var/folders/.../T/) still
+// gives a private TMPDIR, in the plain spelling; one with ".." is refused
+// by name (dropping it lexically could name another directory than the
+// kernel does through a link).
+func TestLifecyclePrivateTempSlashes(t *testing.T) {
+	base := t.TempDir()
+	for _, tmp := range []string{base + "/", base + "//", strings.Replace(base, "/", "//", 1) + "/"} {
+		t.Run(tmp, func(t *testing.T) {
+			onFake(t, nil, []cage.Option{cage.WithPrivateTemp()}, func(t *testing.T, c lcage) {
+				t.Setenv("TMPDIR", tmp) // read at each run's start
+				out, err := c.Command(t.Context(), "/bin/sh", "-c", `echo "$TMPDIR"`).Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, base+"/procage-run-") {
+					t.Errorf("TMPDIR %q: the run's is %q, want %s/procage-run-*", tmp, got, base)
+				}
+			})
+		})
+	}
+	c, _ := fakeCage(t, nil, cage.WithPrivateTemp())
+	t.Setenv("TMPDIR", base+"/x/..")
+	if err := c.Command(t.Context(), "/bin/true").Run(); err == nil || !strings.Contains(err.Error(), "not normalised") {
+		t.Errorf("TMPDIR with ..: %v, want the resolver's refusal", err)
+	}
+}
+
 // TestLifecyclePrivateTemp: the run's TMPDIR is made, handed to the
 // backend as a read-write grant and removed; an explicit TMPDIR wins. On
 // the host: tests.TestPrivateTemp.

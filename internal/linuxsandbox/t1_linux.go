@@ -540,6 +540,11 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		var keep []kept
 		var parents []string // below m.Path, each after its own parent
 		for _, k := range ns.Keep {
+			// The parents are made by relative name from the tmpfs's
+			// root: a ".." would climb out of it onto the host.
+			if !path.IsAbs(k) || path.Clean(k) != k {
+				return nil, fmt.Errorf("linuxsandbox: BUG: kept directory %q is not a clean absolute path", k)
+			}
 			if !within(k, m.Path) {
 				continue
 			}

@@ -232,3 +232,19 @@ func TestT1Reopen(t *testing.T) {
 		t.Errorf("failing call %q", n)
 	}
 }
+
+// TestT1KeepUnclean: a kept directory's parents are made by relative name
+// from the private tmpfs's root, so a spelling with ".." (which would
+// climb out of it onto the host's file system) is refused before any
+// child runs.
+func TestT1KeepUnclean(t *testing.T) {
+	f := newT1Fixture(t)
+	for _, k := range []string{"/tmp/a/../../etc/x", "/tmp/a//b", "tmp/a"} {
+		ns := f.namespace(t)
+		ns.Mounts = append(ns.Mounts, linux.Mount{Kind: linux.MountTmpfs, Path: "/tmp"})
+		ns.Keep = []string{k}
+		if _, err := NamespaceCalls(ns); err == nil || !strings.Contains(err.Error(), "not a clean absolute path") {
+			t.Errorf("Keep %q: %v, want a refusal", k, err)
+		}
+	}
+}
