@@ -115,10 +115,11 @@ func TestLinuxRunGuardsSkips(t *testing.T) {
 	}
 	text := string(b)
 	guard := "go run ./internal/ci/skipguard -allow internal/ci/skipguard/allow_linux.txt"
-	if n := strings.Count(text, guard); n != 2 {
-		t.Errorf(".ci/run runs %q %d times, want 2 (as root and as nobody)", guard, n)
+	if n := strings.Count(text, guard); n != 3 {
+		t.Errorf(".ci/run runs %q %d times, want 3 (as root, and as nobody for tests/ and cage/)", guard, n)
 	}
-	for _, want := range []string{"go test -count=1 -json ./tests ./cage", "go tool test2json -t -p github.com/procage-go/procage/tests"} {
+	for _, want := range []string{"go test -count=1 -json ./tests ./cage", "go tool test2json -t -p github.com/procage-go/procage/tests",
+		"go tool test2json -t -p github.com/procage-go/procage/cage"} {
 		if !strings.Contains(text, want) {
 			t.Errorf(".ci/run lacks %q", want)
 		}
