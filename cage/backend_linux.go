@@ -415,13 +415,13 @@ var hostProbeT1 = cachedVerdict(func() error {
 // kernel's mount_too_revealing), which makes the host "T1 without /proc".
 var hostProbeT1Proc = cachedVerdict(func() error { return probeT1(true) })
 
-// hostProbeProc says why T1 runs get no /proc of their own here: nil
-// where the proc mount works (or T1 is unavailable altogether).
 // hostAnonInodeSetattr reports a kernel that lets root's metadata calls
 // reach inodes other processes share (linuxsandbox.AnonInodeSetattr);
 // asked only for root, the one caller whose plan it changes.
 func hostAnonInodeSetattr() bool { return os.Geteuid() == 0 && linuxsandbox.AnonInodeSetattr() }
 
+// hostProbeProc says why T1 runs get no /proc of their own here: nil
+// where the proc mount works (or T1 is unavailable altogether).
 func hostProbeProc() error {
 	if hostProbeT1() != nil {
 		return nil

@@ -82,6 +82,20 @@ func TestT1ProcPrivate(t *testing.T) {
 	}
 }
 
+// outputAtRoot runs sh -c script in c from / and returns its combined
+// output. Not the package directory: in a clone under /tmp the private
+// /tmp would cover it, so the cage leaves /tmp the host's.
+func outputAtRoot(t *testing.T, c *cage.Cage, script string) string {
+	t.Helper()
+	cmd := c.Command(t.Context(), "/bin/sh", "-c", script)
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v (%q)", err, out)
+	}
+	return string(out)
+}
+
 // TestT1DevShmPrivate: with a private temporary directory, a file the host
 // keeps in /dev/shm is visible to a T2 run granted /dev/shm (the canary)
 // and not at T1, where /dev/shm and /tmp are the run's own and writable;
@@ -100,15 +114,7 @@ func TestT1DevShmPrivate(t *testing.T) {
 		t.Run(tier.String(), func(t *testing.T) {
 			c := tierCage(t, tier, []profile.Option{profile.Fork(), profile.Read("/dev/shm")}, cage.WithPrivateTemp())
 			script := `ls /dev/shm/` + name + ` >/dev/null 2>&1 && echo host-visible; echo x > /dev/shm/mine && echo shm-writable; echo y > /tmp/mine && echo tmp-writable; echo z > "$TMPDIR/f" && echo tmpdir-writable; true`
-			cmd := c.Command(t.Context(), "/bin/sh", "-c", script)
-			// Not the package directory: in a clone under /tmp the private
-			// /tmp would cover it, so the cage leaves /tmp the host's.
-			cmd.Dir = "/"
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("run: %v (%q)", err, out)
-			}
-			got := string(out)
+			got := outputAtRoot(t, c, script)
 			switch tier {
 			case cage.TierT2:
 				if !strings.Contains(got, "host-visible") {
@@ -165,13 +171,7 @@ func TestT1PrivateTempDeeper(t *testing.T) {
 echo z > "$TMPDIR/f" && echo tmpdir-writable
 echo y > "$(dirname "$TMPDIR")/beside" && echo parent-writable
 ls ` + host.Name() + ` >/dev/null 2>&1 && echo host-visible; true`
-	cmd := c.Command(t.Context(), "/bin/sh", "-c", script)
-	cmd.Dir = "/"
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("run: %v (%q)", err, out)
-	}
-	got := string(out)
+	got := outputAtRoot(t, c, script)
 	for _, w := range []string{"tmpdir-deep", "tmpdir-writable", "parent-writable"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("%s missing: %q", w, got)

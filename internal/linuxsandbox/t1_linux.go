@@ -520,7 +520,14 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		b.close(m.Path, target)
 	}
 	// Private /tmp and /dev/shm: a fresh tmpfs on each, after the
-	// read-only remount (so it stays writable).
+	// read-only remount (so it stays writable). A kept directory's
+	// parents are made by relative name from the tmpfs's root: a ".."
+	// would climb out of it onto the host.
+	for _, k := range ns.Keep {
+		if !path.IsAbs(k) || path.Clean(k) != k {
+			return nil, fmt.Errorf("linuxsandbox: BUG: kept directory %q is not a clean absolute path", k)
+		}
+	}
 	for _, m := range ns.Mounts {
 		if m.Kind != linux.MountTmpfs {
 			continue
@@ -540,11 +547,6 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 		var keep []kept
 		var parents []string // below m.Path, each after its own parent
 		for _, k := range ns.Keep {
-			// The parents are made by relative name from the tmpfs's
-			// root: a ".." would climb out of it onto the host.
-			if !path.IsAbs(k) || path.Clean(k) != k {
-				return nil, fmt.Errorf("linuxsandbox: BUG: kept directory %q is not a clean absolute path", k)
-			}
 			if !within(k, m.Path) {
 				continue
 			}
@@ -556,13 +558,9 @@ func NamespaceCalls(ns *Namespace) (*Calls, error) {
 				return nil, fmt.Errorf("linuxsandbox: %s: %w", k, unix.ENOTDIR)
 			}
 			rel := strings.TrimPrefix(k, m.Path+"/")
-			var up []string
-			for d := path.Dir(rel); d != "."; d = path.Dir(d) {
-				up = append(up, d)
-			}
-			for i := len(up) - 1; i >= 0; i-- {
-				if !slices.Contains(parents, up[i]) {
-					parents = append(parents, up[i])
+			for i, c := range rel {
+				if d := rel[:i]; c == '/' && !slices.Contains(parents, d) {
+					parents = append(parents, d)
 				}
 			}
 			keep = append(keep, kept{rel, b.open(k, kst)})

@@ -166,6 +166,22 @@ try ssh-write 'echo x > ` + f.home + `/.ssh/k'
 	}
 }
 
+// wantStale starts /bin/true with calls and wants the spawn to fail at
+// StepNamespace with ESTALE (an identity check that found another file);
+// it returns that step's error.
+func wantStale(t *testing.T, calls *Calls) *forkexec.StepError {
+	t.Helper()
+	null, _ := os.Open(os.DevNull)
+	defer null.Close()
+	_, err := forkexec.Start(&forkexec.Attr{Path: "/bin/true", Args: []string{"true"}, Files: []uintptr{null.Fd(), null.Fd(), null.Fd()}, Calls: calls.Calls})
+	calls.KeepAlive()
+	se, ok := err.(*forkexec.StepError)
+	if !ok || se.Step != forkexec.StepNamespace || se.Err != unix.ESTALE {
+		t.Fatalf("Start = %v, want a namespace step failing with ESTALE", err)
+	}
+	return se
+}
+
 // TestT1Swap: a writable tree renamed away and replaced after the parent
 // recorded it fails the spawn with ESTALE; nothing runs.
 func TestT1Swap(t *testing.T) {
@@ -182,14 +198,7 @@ func TestT1Swap(t *testing.T) {
 	if err := os.Mkdir(f.w, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	null, _ := os.Open(os.DevNull)
-	defer null.Close()
-	_, err = forkexec.Start(&forkexec.Attr{Path: "/bin/true", Args: []string{"true"}, Files: []uintptr{null.Fd(), null.Fd(), null.Fd()}, Calls: calls.Calls})
-	calls.KeepAlive()
-	se, ok := err.(*forkexec.StepError)
-	if !ok || se.Step != forkexec.StepNamespace || se.Err.Error() != "stale file handle" {
-		t.Fatalf("Start = %v, want a namespace step failing with ESTALE", err)
-	}
+	se := wantStale(t, calls)
 	if n := calls.Name(se.Step, se.Call); !strings.HasPrefix(n, "fstat "+f.w) {
 		t.Errorf("failing call %q, want the fstat of %s", n, f.w)
 	}
@@ -220,14 +229,7 @@ func TestT1Reopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	null, _ := os.Open(os.DevNull)
-	defer null.Close()
-	_, err = forkexec.Start(&forkexec.Attr{Path: "/bin/true", Args: []string{"true"}, Files: []uintptr{null.Fd(), null.Fd(), null.Fd()}, Calls: calls.Calls})
-	calls.KeepAlive()
-	se, ok := err.(*forkexec.StepError)
-	if !ok || se.Step != forkexec.StepNamespace || se.Err != unix.ESTALE {
-		t.Fatalf("Start = %v, want a namespace step failing with ESTALE", err)
-	}
+	se := wantStale(t, calls)
 	if n := calls.Name(se.Step, se.Call); n != "reopen fd 0: /dev/null: fstat (must be the device handed over)" {
 		t.Errorf("failing call %q", n)
 	}
