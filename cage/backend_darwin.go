@@ -337,3 +337,10 @@ func hostProbeProc() error { return nil }
 
 // hostAnonInodeSetattr: a Linux plan previewed here is the newest kernel's.
 func hostAnonInodeSetattr() bool { return false }
+
+// hostNewNames: a Linux plan previewed here shows the trust-handoff gap
+// the new-names supervisor would close only on an amd64 host with 5.19.
+func hostNewNames() bool { return false }
+
+// hostProbeNewNames: only a Linux host probes the supervisor.
+func hostProbeNewNames() error { return nil }

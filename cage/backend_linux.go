@@ -166,7 +166,7 @@ func (b *linuxBackend) probe(bool) error { return probeLinux() }
 
 func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 	t1 := b.plan.Tier == linux.TierT1
-	cs, rules, rs, err := b.landlockChild(s, b.ownRuleset)
+	cs, rules, rs, nn, err := b.landlockChild(s, b.ownRuleset)
 	if err != nil || !t1 {
 		return cs, err
 	}
@@ -220,11 +220,48 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		return fail(err)
 	}
 	calls := nsCalls
-	if mr := b.plan.MountRules(rules, mounts); len(mr) > 0 {
+	mr := b.plan.MountRules(rules, mounts)
+	if len(mr) > 0 {
 		if rs == b.rs {
 			return fail(errors.New("BUG: a T1 spawn with mount rules has no ruleset of its own"))
 		}
 		calls = linuxsandbox.Join(calls, linuxsandbox.MountRuleCalls(rs, mr, b.plan.HandledFS))
+	}
+	if nn != nil {
+		// The supervisor's deny list skips the run's private temporary
+		// space: nothing outside the run trusts a name there.
+		// The run's private TMPDIR and the cage's own directories (preset
+		// caches) are exempt where they are mounts of their own: bound
+		// into a private tmpfs, or a writable tree's mount; a host mount
+		// they lie on never is.
+		var exempt, tmpfs []string
+		for _, m := range mounts {
+			if m.Kind == linux.MountTmpfs {
+				tmpfs = append(tmpfs, m.Path)
+			}
+		}
+		exempt = append(exempt, tmpfs...)
+		own := slices.Clone(ns.Keep)
+		for _, g := range s.grants {
+			if g.own {
+				own = append(own, g.path)
+			}
+		}
+		for _, k := range own {
+			// Not where it lies inside a writable tree of the policy's: the
+			// user's tree would hold the run's repositories while it runs.
+			inTree := slices.ContainsFunc(mounts, func(m linux.Mount) bool {
+				return m.Kind == linux.MountWritable && m.Path != k && strings.HasPrefix(k, m.Path+"/")
+			})
+			if !inTree && (slices.ContainsFunc(tmpfs, func(t string) bool { return strings.HasPrefix(k, t+"/") }) ||
+				slices.ContainsFunc(mounts, func(m linux.Mount) bool { return m.Kind == linux.MountWritable && m.Path == k })) {
+				exempt = append(exempt, k)
+			}
+		}
+		if err := nn.SetExempt(exempt); err != nil {
+			return fail(err)
+		}
+		calls = linuxsandbox.Join(calls, nn.MountRuleCalls(mr, b.plan.HandledFS))
 	}
 	calls = linuxsandbox.Join(calls, cs.keep.(*linuxsandbox.Calls))
 	cleanup := cs.cleanup
@@ -247,9 +284,15 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 // landlockChild is a spawn's Landlock and seccomp calls, the rules its
 // ruleset holds and the ruleset: this spawn's own if it has grants, a
 // proxy port or own is set.
-func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linux.PathRule, *linuxsandbox.Ruleset, error) {
-	if len(s.grants) == 0 && s.proxyPort == 0 && !own && b.rs.FD() >= s.keptFD {
-		return childSpecOf(b.calls, nil), b.plan.Rules, b.rs, nil
+//
+// At T1 with the new-names supervisor (linux.Plan.NewNames) a spawn with
+// a writable tree gets its own ruleset and, for the supervisor, a second
+// one (nn.Outer) with the same rules.
+func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linux.PathRule, *linuxsandbox.Ruleset, *linuxsandbox.NewNames, error) {
+	supervise := b.plan.NewNames && (b.plan.SupervisesNewNames(b.plan.Rules) ||
+		slices.ContainsFunc(s.grants, func(g grant) bool { return g.write && g.path != s.temp }))
+	if len(s.grants) == 0 && s.proxyPort == 0 && !own && !supervise && b.rs.FD() >= s.keptFD {
+		return childSpecOf(b.calls, nil), b.plan.Rules, b.rs, nil, nil
 	}
 	plan := b.plan
 	if s.proxyPort != 0 && b.plan.HandledNet != 0 {
@@ -262,13 +305,20 @@ func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linu
 		plan = &pp
 	}
 	rs, rules := b.rs, b.plan.Rules
-	var owned []*linuxsandbox.Ruleset
+	var (
+		owned []*linuxsandbox.Ruleset
+		outer *linuxsandbox.Ruleset
+		nn    *linuxsandbox.NewNames
+	)
 	cleanup := func() {
+		if nn != nil {
+			nn.Close()
+		}
 		for _, o := range owned {
 			o.Close()
 		}
 	}
-	if len(s.grants) > 0 || s.proxyPort != 0 || own {
+	if len(s.grants) > 0 || s.proxyPort != 0 || own || supervise {
 		// Grants and the private temporary directory: this spawn's own
 		// ruleset, the policy's rules re-added from the descriptors New
 		// opened, the spawn's own opened here, once, without following
@@ -285,39 +335,57 @@ func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linu
 		}
 		var err error
 		if rules, err = b.plan.WithSpawn(gs, s.temp); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		own := slices.DeleteFunc(slices.Clone(rules), func(r linux.PathRule) bool {
 			return r.Layer == linux.LayerBase || r.Layer == linux.LayerPolicy
 		})
 		spawnHeld, err := linuxsandbox.OpenRules(own, nil)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		rs, err = linuxsandbox.BuildRuleset(plan, b.held, spawnHeld)
-		spawnHeld.Close() // the ruleset holds the inodes now
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("cage: %w", err)
+		if err == nil {
+			owned = append(owned, rs)
+			if supervise {
+				if outer, err = linuxsandbox.BuildRuleset(plan, b.held, spawnHeld); err == nil {
+					owned = append(owned, outer)
+				}
+			}
 		}
-		owned = append(owned, rs)
-	}
-	if rs.FD() < s.keptFD {
-		// The child's descriptor shuffle would overwrite it before
-		// landlock_restrict_self.
-		d, err := rs.DupAbove(s.keptFD)
+		spawnHeld.Close() // the rulesets hold the inodes now
 		if err != nil {
 			cleanup()
-			return nil, nil, nil, fmt.Errorf("cage: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("cage: %w", err)
+		}
+	}
+	// The child's descriptor shuffle would overwrite a ruleset below
+	// keptFD before landlock_restrict_self.
+	for _, r := range []**linuxsandbox.Ruleset{&rs, &outer} {
+		if *r == nil || (*r).FD() >= s.keptFD {
+			continue
+		}
+		d, err := (*r).DupAbove(s.keptFD)
+		if err != nil {
+			cleanup()
+			return nil, nil, nil, nil, fmt.Errorf("cage: %w", err)
 		}
 		owned = append(owned, d)
-		rs = d
+		*r = d
 	}
-	calls, err := linuxsandbox.NewCallsSignaling(plan, rs, b.prog, rules, signalPID(plan.Tier))
+	if supervise {
+		var err error
+		if nn, err = linuxsandbox.NewSpawnNames(outer, s.keptFD); err != nil {
+			cleanup()
+			return nil, nil, nil, nil, fmt.Errorf("cage: %w", err)
+		}
+	}
+	calls, err := linuxsandbox.NewCallsSupervised(plan, rs, b.prog, rules, signalPID(plan.Tier), nn)
 	if err != nil {
 		cleanup()
-		return nil, nil, nil, fmt.Errorf("cage: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("cage: %w", err)
 	}
-	return childSpecOf(calls, cleanup), rules, rs, nil
+	return childSpecOf(calls, cleanup), rules, rs, nn, nil
 }
 
 func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
@@ -407,13 +475,30 @@ var hostProbeT1 = cachedVerdict(func() error {
 	if hostProbeT1Proc() == nil {
 		return nil
 	}
-	return probeT1(false)
+	return probeT1Supervised(false, false)
 })
 
 // hostProbeT1Proc is the T1 probe with the run's fresh /proc mounted in its
 // pid namespace: a container's masked /proc refuses that mount (the
 // kernel's mount_too_revealing), which makes the host "T1 without /proc".
-var hostProbeT1Proc = cachedVerdict(func() error { return probeT1(true) })
+var hostProbeT1Proc = cachedVerdict(func() error { return probeT1Supervised(true, false) })
+
+// hostProbeNewNames says why a T1 run's new names are not supervised
+// here (linuxsandbox.NewNamesAvailable, or the T1 probe with the
+// supervisor failing a step), nil where they are. It needs T1 with the
+// run's own /proc.
+var hostProbeNewNames = cachedVerdict(func() error {
+	if err := hostProbeT1Proc(); err != nil {
+		return err
+	}
+	if err := linuxsandbox.NewNamesAvailable(); err != nil {
+		return &UnsupportedError{OSBuild: hostOSBuild(), What: "no new-names supervisor", Err: err}
+	}
+	return probeT1Supervised(true, true)
+})
+
+// hostNewNames reports a host whose T1 runs supervise new names.
+func hostNewNames() bool { return hostProbeNewNames() == nil }
 
 // hostAnonInodeSetattr reports a kernel that lets root's metadata calls
 // reach inodes other processes share (linuxsandbox.AnonInodeSetattr);
@@ -432,9 +517,11 @@ func hostProbeProc() error {
 // procMountCall names the fresh /proc mount of StepPID in a probe's error.
 const procMountCall = "mount proc on /proc"
 
-// probeT1 runs the T1 steps once in a throwaway child in its own pid
-// namespace, with a fresh /proc if mountProc.
-func probeT1(mountProc bool) error {
+// probeT1Supervised runs the T1 steps once in a throwaway child in its
+// own pid namespace, with a fresh /proc if mountProc, and with the
+// new-names supervisor (which needs that /proc) if supervise: the child
+// must pass the supervisor's confirmation before exec is refused.
+func probeT1Supervised(mountProc, supervise bool) error {
 	build := hostOSBuild()
 	if err := probeLinux(); err != nil {
 		return err
@@ -472,16 +559,30 @@ func probeT1(mountProc bool) error {
 		return err
 	}
 	defer rs.Close()
-	apply, err := linuxsandbox.NewCallsSignaling(pl, rs, prog, nil, 1)
-	if err != nil {
-		return fmt.Errorf("cage: preparing the T1 probe: %w", err)
-	}
-	calls := linuxsandbox.Join(ns, apply)
-	attr, null, err := probeAttr(calls)
+	attr, null, err := probeAttr(&linuxsandbox.Calls{})
 	if err != nil {
 		return err
 	}
 	defer null.Close()
+	var nn *linuxsandbox.NewNames
+	if supervise {
+		outer, err := linuxsandbox.BuildRuleset(pl)
+		if err != nil {
+			return &UnsupportedError{OSBuild: build, What: "building the supervisor probe's Landlock ruleset", Err: err}
+		}
+		defer outer.Close()
+		if nn, err = linuxsandbox.NewSpawnNames(outer, forkexec.KeptAbove(attr.Files)); err != nil {
+			return &UnsupportedError{OSBuild: build, What: "preparing the new-names supervisor", Err: err}
+		}
+		defer nn.Close()
+		ns = linuxsandbox.Join(ns, nn.MountRuleCalls(nil, pl.HandledFS))
+	}
+	apply, err := linuxsandbox.NewCallsSupervised(pl, rs, prog, nil, 1, nn)
+	if err != nil {
+		return fmt.Errorf("cage: preparing the T1 probe: %w", err)
+	}
+	calls := linuxsandbox.Join(ns, apply)
+	attr.Calls = calls.Calls
 	attr.PIDNamespace, attr.MountProc = true, mountProc
 	pr, err := forkexec.StartProc(attr)
 	calls.KeepAlive()
@@ -502,6 +603,9 @@ func probeT1(mountProc bool) error {
 			ae.Call = procMountCall
 		}
 		return &UnsupportedError{OSBuild: build, What: "no private /proc at tier T1 (the proc mount in a new pid namespace is refused)", Err: ae}
+	}
+	if supervise {
+		return &UnsupportedError{OSBuild: build, What: "no new-names supervisor (its probe failed a step)", Err: ae}
 	}
 	return &UnsupportedError{OSBuild: build, What: "tier T1 unavailable", Err: ae}
 }
@@ -571,7 +675,7 @@ func hostPolicyProbe() error {
 	if hostProbeT1() == nil {
 		tier = linux.TierT1
 	}
-	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier, NoProcMount: hostProbeProc() != nil, AnonInodeSetattr: hostAnonInodeSetattr()})
+	pl, err := linux.Lower(pol, linux.Env{ABI: linuxsandbox.KernelABI(), Root: os.Geteuid() == 0, Tier: tier, NoProcMount: hostProbeProc() != nil, AnonInodeSetattr: hostAnonInodeSetattr(), NewNames: hostNewNames()})
 	if err != nil {
 		return err
 	}

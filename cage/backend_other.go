@@ -42,3 +42,10 @@ func hostAnonInodeSetattr() bool { return false }
 
 // hostPolicyProbe: nothing to check beyond the apply probe.
 func hostPolicyProbe() error { return nil }
+
+// hostNewNames: a Linux plan previewed here shows the trust-handoff gap
+// the new-names supervisor would close only on an amd64 host with 5.19.
+func hostNewNames() bool { return false }
+
+// hostProbeNewNames: only a Linux host probes the supervisor.
+func hostProbeNewNames() error { return nil }

@@ -26,7 +26,7 @@ func (p *linuxPlan) rules() int    { return len(p.plan.Rules) + len(p.plan.Secco
 // be previewed on any OS. A part Linux cannot enforce is a *profile.GapError
 // unless accepted ([AcceptGaps]), returned with the plan, which lists it.
 func planLinux(policy profile.Policy, env profile.Env, accept []profile.Gap, abi int, tier linux.Tier, noProc bool) (*linuxPlan, error) {
-	le := linux.Env{Env: env, Accept: accept, ABI: abi, Root: os.Geteuid() == 0, Tier: tier, NoProcMount: noProc, AnonInodeSetattr: hostAnonInodeSetattr()}
+	le := linux.Env{Env: env, Accept: accept, ABI: abi, Root: os.Geteuid() == 0, Tier: tier, NoProcMount: noProc, AnonInodeSetattr: hostAnonInodeSetattr(), NewNames: hostNewNames()}
 	pl, err := linux.Lower(policy, le)
 	if err != nil {
 		if _, ok := errors.AsType[*profile.GapError](err); ok {

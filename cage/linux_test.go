@@ -151,8 +151,9 @@ func TestPolicyGapsAndHome(t *testing.T) {
 
 // TestT1PlanHidesStores: at tier T1 a home read is no gap (each protected
 // store that exists is covered by an empty read-only mount, listed in the
-// plan), a writable tree still refuses trust handoff by name, and the
-// plan's header names the tier.
+// plan), a writable tree refuses trust handoff by name unless the
+// new-names supervisor runs here (always at T2), and the plan's header
+// names the tier.
 func TestT1PlanHidesStores(t *testing.T) {
 	requireUserNamespace(t)
 	c, err := linuxCage(t, []profile.Option{profile.Read("/home/u")}, cage.PlanOnly(), cage.WithLinuxTier(cage.TierT1))
@@ -171,7 +172,19 @@ func TestT1PlanHidesStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl := c.LinuxPlan(); len(pl.Refused) != 1 || pl.Refused[0].Gap != profile.GapTrustHandoff {
-		t.Errorf("T1 writable tree refused %v, want trust handoff alone", pl.Refused)
+	// The new-names supervisor closes it where the probe finds it works.
+	switch pl := c.LinuxPlan(); {
+	case cage.Probe().NewNames == nil && (len(pl.Refused) != 0 || !pl.NewNames):
+		t.Errorf("T1 writable tree with the new-names supervisor: refused %v, NewNames %v; want nothing refused", pl.Refused, pl.NewNames)
+	case cage.Probe().NewNames != nil && (len(pl.Refused) != 1 || pl.Refused[0].Gap != profile.GapTrustHandoff || pl.NewNames):
+		t.Errorf("T1 writable tree without the new-names supervisor (%v): refused %v, want trust handoff alone", cage.Probe().NewNames, pl.Refused)
+	}
+	// At T2 it stays refused.
+	c, err = linuxCage(t, []profile.Option{profile.ReadWrite("/home/u/src")}, cage.PlanOnly(), cage.WithLinuxTier(cage.TierT2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl := c.LinuxPlan(); len(pl.Refused) != 1 || pl.Refused[0].Gap != profile.GapTrustHandoff || pl.NewNames {
+		t.Errorf("T2 writable tree refused %v (NewNames %v), want trust handoff alone", pl.Refused, pl.NewNames)
 	}
 }

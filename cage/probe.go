@@ -38,6 +38,12 @@ type ProbeResult struct {
 	// *UnsupportedError wrapping the *ApplyError of the failing step. A
 	// policy that grants /proc is then refused at T1. nil otherwise.
 	Proc error
+	// NewNames says why a T1 run's new names are not supervised here
+	// (the new-names supervisor needs linux/amd64, Linux 5.19, no Yama
+	// ptrace restriction and the run's own /proc, and its probe must pass):
+	// a policy with a writable tree then keeps the trust-handoff gap at T1
+	// too. nil where they are, at T2 and off Linux.
+	NewNames error
 	// Policy is what New does with the default policy (Base V1 alone)
 	// here: nil, or why it refuses it (a Landlock ABI older than the plan
 	// needs; a policy that waives process-access may still run). Only
@@ -114,6 +120,12 @@ func (r ProbeResult) String() string {
 		if r.Proc != nil {
 			s += " without /proc (" + tierWhy(r.Proc) + ")"
 		}
+		switch {
+		case r.Tier == "T1" && r.Proc == nil && r.NewNames == nil:
+			s += "; new names supervised"
+		case r.NewNames != nil:
+			s += "; new names NOT supervised (" + tierWhy(r.NewNames) + ")"
+		}
 	}
 	if r.Policy != nil {
 		s += "; default policy REFUSED (" + r.Policy.Error() + ")"
@@ -148,6 +160,9 @@ func Probe() ProbeResult {
 			r.Tier = "T2"
 		}
 		r.Proc = hostProbeProc()
+		if r.T1 == nil && r.Proc == nil {
+			r.NewNames = hostProbeNewNames()
+		}
 		r.Policy = hostPolicyProbe()
 	}
 	return r

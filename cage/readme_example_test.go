@@ -3,6 +3,7 @@ package cage_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,10 +27,11 @@ func readmeUsage(ctx context.Context, got *[]byte) error {
 	if err != nil {
 		return err
 	}
-	// Resolves paths, lowers, compiles once. On Linux a writable tree cannot
-	// keep git hooks out: New refuses the policy there unless that gap is
-	// accepted by name (docs/linux-backend.md).
-	c, err := cage.New(p, cage.AcceptGaps(profile.GapTrustHandoff))
+	// Resolves paths, lowers, compiles once. On Linux without the new-names
+	// supervisor (tier T2; procage probe) a writable tree cannot keep git
+	// hooks out: New refuses the policy there, naming the gap
+	// (docs/linux-backend.md).
+	c, err := cage.New(p)
 	if err != nil {
 		return err
 	}
@@ -45,7 +47,8 @@ func readmeUsage(ctx context.Context, got *[]byte) error {
 // TestReadmeUsage: README.md's Go example is readmeUsage's code, and it
 // works as its comments say: the host backend's plan (on macOS a forking
 // Seatbelt profile with the project writable; on Linux the Landlock plan
-// listing the accepted gap),
+// with the new-names supervisor, or without it New's refusal naming the
+// gap),
 // and a run that fails, since /Users/me/project does not exist here (the
 // darwin tests and cmd/procage's make test cover real runs).
 func TestReadmeUsage(t *testing.T) {
@@ -68,7 +71,14 @@ func TestReadmeUsage(t *testing.T) {
 	skipIfTooOld(t, runErr) // New refused this kernel's Landlock ABI by name
 	rules := []string{"(allow process-fork)", `(subpath "/Users/me/project")`}
 	if runtime.GOOS == "linux" {
-		rules = []string{"/Users/me/project", string(profile.GapTrustHandoff)} // the Landlock plan, its accepted gap listed
+		if nn := cage.Probe().NewNames; nn != nil || cage.Probe().Tier != "T1" {
+			// No supervisor here: New refuses, naming the gap.
+			if ge, ok := errors.AsType[*profile.GapError](runErr); !ok || !strings.Contains(ge.Error(), string(profile.GapTrustHandoff)) {
+				t.Fatalf("without the new-names supervisor (%v): %v, want the trust-handoff refusal", nn, runErr)
+			}
+			return
+		}
+		rules = []string{"/Users/me/project", "\nnew names: "} // the Landlock plan, the supervisor in it
 	}
 	for _, s := range rules {
 		if !bytes.Contains(printed, []byte(s)) {

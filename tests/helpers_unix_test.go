@@ -89,9 +89,16 @@ const runTimeout = 3 * time.Minute
 // run runs name in c and returns stdout and stderr.
 func run(tb testing.TB, c *cage.Cage, name string, args ...string) (string, string, error) {
 	tb.Helper()
+	return runIn(tb, c, "", name, args...)
+}
+
+// runIn is run with dir as the run's working directory ("": the test's).
+func runIn(tb testing.TB, c *cage.Cage, dir, name string, args ...string) (string, string, error) {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
 	cmd := c.Command(ctx, name, args...)
+	cmd.Dir = dir
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -303,8 +303,8 @@ const exitCannotCage = 1
 var errCannotCage = errors.New("this host cannot cage processes")
 
 func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlagSet("probe", "probe [--json]\n\nChecks that this host can cage processes and names its sandbox (Seatbelt on\nmacOS, Landlock+seccomp on Linux): a child under a sandbox that denies\neverything must be refused exec of its target; on macOS the run-marker query\nthat finds a forking run's processes must work too. On Linux it names the\ntier a cage gets (T1: namespaces and mounts too, \"without /proc\" where the\nrun's own /proc mount is refused; T2: Landlock and seccomp only, with the T1\nstep that failed) and checks the default policy fits the kernel's Landlock\nABI. Exit status: 0 it can, 1 it cannot, 125 bad input or another failure.", stdout)
-	asJSON := fs.Bool("json", false, "print a JSON object (os_build, sandbox, ok, apply, run_search, tier, t1_unavailable, t1_without_proc, default_policy_refused) instead of text")
+	fs := newFlagSet("probe", "probe [--json]\n\nChecks that this host can cage processes and names its sandbox (Seatbelt on\nmacOS, Landlock+seccomp on Linux): a child under a sandbox that denies\neverything must be refused exec of its target; on macOS the run-marker query\nthat finds a forking run's processes must work too. On Linux it names the\ntier a cage gets (T1: namespaces and mounts too, \"without /proc\" where the\nrun's own /proc mount is refused; T2: Landlock and seccomp only, with the T1\nstep that failed), whether T1 runs supervise new names (the trust-handoff\ngap for .git closes; where not, why), and checks the default policy fits the\nkernel's Landlock ABI. Exit status: 0 it can, 1 it cannot, 125 bad input or another failure.", stdout)
+	asJSON := fs.Bool("json", false, "print a JSON object (os_build, sandbox, ok, apply, run_search, tier, t1_unavailable, t1_without_proc, new_names_unsupervised, default_policy_refused) instead of text")
 	if err := fs.parse(args); err != nil {
 		return exitFailure, err
 	}
@@ -330,8 +330,9 @@ func cmdProbe(args []string, stdout, stderr io.Writer) (int, error) {
 			Tier      string  `json:"tier,omitempty"`
 			T1        *string `json:"t1_unavailable,omitempty"`
 			Proc      *string `json:"t1_without_proc,omitempty"`
+			NewNames  *string `json:"new_names_unsupervised,omitempty"`
 			Policy    *string `json:"default_policy_refused,omitempty"`
-		}{r.OSBuild, r.Sandbox, !failed, errText(r.Apply), errText(r.RunSearch), r.Tier, errText(r.T1), errText(r.Proc), errText(r.Policy)}
+		}{r.OSBuild, r.Sandbox, !failed, errText(r.Apply), errText(r.RunSearch), r.Tier, errText(r.T1), errText(r.Proc), errText(r.NewNames), errText(r.Policy)}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(out); err != nil {

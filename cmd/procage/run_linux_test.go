@@ -3,22 +3,26 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/procage-go/procage/cage"
 )
 
 // TestRunLinuxWrite: on Linux, run cages the command: it writes inside the
-// --write tree and fails outside it. A writable tree cannot keep git hooks
-// out under Landlock, so the trust-handoff class is waived (without it the
-// policy is refused, naming the gap).
+// --write tree and fails outside it. At T2 a writable tree cannot keep git
+// hooks out under Landlock, so the trust-handoff class is waived (without
+// it the policy is refused, naming the gap); at T1 the new-names
+// supervisor, where it runs, needs no waiver.
 func TestRunLinuxWrite(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	inFile, outFile := filepath.Join(dir, "in"), filepath.Join(outside, "out")
 	script := "echo in > " + inFile + " && echo out > " + outFile
 
-	code, _, errs := runCLI(t, "run", "--write", dir, "--", "/bin/sh", "-c", script)
+	code, _, errs := runCLI(t, "run", "--tier", "t2", "--write", dir, "--", "/bin/sh", "-c", script)
 	if code == 0 || !strings.Contains(errs, "trust-handoff-inside-writable-tree") {
-		t.Errorf("without --waive trust-handoff: exit %d, stderr %q; want a failure naming the gap", code, errs)
+		t.Errorf("T2 without --waive trust-handoff: exit %d, stderr %q; want a failure naming the gap", code, errs)
 	}
 	if _, err := os.Stat(inFile); !os.IsNotExist(err) {
 		t.Fatalf("the refused command ran (stat: %v)", err)
@@ -34,8 +38,13 @@ func TestRunLinuxWrite(t *testing.T) {
 	if err := os.Remove(inFile); err != nil {
 		t.Fatal(err)
 	}
-	// At T1 (the default where the probe passes) outside is a read-only mount.
-	code, _, errs = runCLI(t, "run", "--tier", "t1", "--write", dir, "--waive", "trust-handoff", "--", "/bin/sh", "-c", script)
+	// At T1 (the default where the probe passes) outside is a read-only
+	// mount; with the new-names supervisor no waiver is needed.
+	args := []string{"run", "--tier", "t1", "--write", dir, "--waive", "trust-handoff", "--", "/bin/sh", "-c", script}
+	if cage.Probe().NewNames == nil {
+		args = slices.Delete(args, 5, 7)
+	}
+	code, _, errs = runCLI(t, args...)
 	if code == 0 || !strings.Contains(errs, "Read-only file system") {
 		t.Errorf("T1: exit %d, stderr %q; want a failure with Read-only file system", code, errs)
 	}
@@ -47,7 +56,11 @@ func TestRunLinuxWrite(t *testing.T) {
 	}
 
 	code, out, errs := runCLI(t, "probe")
-	if code != 0 || !strings.HasSuffix(out, ": Landlock+seccomp apply ok; tier T1\n") || strings.Contains(out, "run search") {
+	tail := ": Landlock+seccomp apply ok; tier T1; new names supervised\n"
+	if nn := cage.Probe().NewNames; nn != nil {
+		tail = ": Landlock+seccomp apply ok; tier T1; new names NOT supervised ("
+	}
+	if code != 0 || !strings.Contains(out, tail) || strings.Contains(out, "run search") {
 		t.Errorf("probe: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
@@ -57,14 +70,14 @@ func TestRunLinuxWrite(t *testing.T) {
 func TestRunLinuxAcceptGap(t *testing.T) {
 	dir := t.TempDir()
 	inFile := filepath.Join(dir, "in")
-	code, _, errs := runCLI(t, "run", "--write", dir, "--accept-gap", "trust-handoff-inside-writable-tree", "--", "/bin/sh", "-c", "echo in > "+inFile)
+	code, _, errs := runCLI(t, "run", "--tier", "t2", "--write", dir, "--accept-gap", "trust-handoff-inside-writable-tree", "--", "/bin/sh", "-c", "echo in > "+inFile)
 	if code != 0 {
 		t.Fatalf("with the gap accepted: exit %d, stderr %q", code, errs)
 	}
 	if b, err := os.ReadFile(inFile); err != nil || string(b) != "in\n" {
 		t.Errorf("inside the --write tree: %q, %v", b, err)
 	}
-	code, out, errs := runCLI(t, "plan", "--backend", "linux", "--write", dir, "--accept-gap", "trust-handoff-inside-writable-tree")
+	code, out, errs := runCLI(t, "plan", "--backend", "linux", "--tier", "t2", "--write", dir, "--accept-gap", "trust-handoff-inside-writable-tree")
 	if code != 0 || !strings.Contains(out, "trust-handoff-inside-writable-tree") {
 		t.Errorf("plan with the gap accepted: exit %d, stderr %q; want the accepted gap in the plan:\n%s", code, errs, out)
 	}

@@ -65,6 +65,22 @@
 // when the parent thread exits (golang/go#27505), these forks run on one
 // goroutine locked to its OS thread for the life of the process.
 //
+// # New-names supervisor
+//
+// A [SuperviseCall] (linux/amd64; Attr.PIDNamespace and Attr.MountProc
+// required) forks, at its position among the calls, the run's new-names
+// supervisor ([Supervisor]): a child that forks it and exits, so the
+// target's program never has it as a child and the namespace's pid 1
+// adopts it. The supervisor keeps the Landlock domain the target holds at
+// that point and CAP_SYS_PTRACE alone, closes every descriptor but its
+// socket, receives the listener of the seccomp filter the target installs
+// later, and from then on performs every intercepted call that creates a
+// name (seccomp_unotify(2)) on the parent directory it opened by handle,
+// never answering SECCOMP_USER_NOTIF_FLAG_CONTINUE. Like the rest of the
+// child it makes raw calls only, on memory prepared before the fork; the
+// linker's nosplit check bounds its stack. Its policy (which names it
+// refuses) is internal/linuxsandbox's and docs/linux-backend.md's.
+//
 // # RLIMIT_NOFILE
 //
 // Go raises its soft RLIMIT_NOFILE at start-up and keeps the original in an
@@ -92,6 +108,13 @@
 //     the fresh namespace, which holds as the first child forks nothing
 //     else into it. A process that joins the namespace from outside
 //     (setns) is not watched; seccomp should refuse setns in the run.
+//   - The new-names supervisor's nosplit chain has no room for libfuzzer's
+//     instrumentation: a fuzzing build (go test -fuzz) of a package that
+//     links this one needs -tags=procage_nosupervisor, which leaves the
+//     supervisor out (NewSupervisor then reports ErrNoSupervisor).
+//   - The new-names supervisor costs each supervised spawn two more forks
+//     (each copies the caller's page tables) and each intercepted creation
+//     a round trip to it (tens of microseconds).
 //   - The caller must reap every started child ([Wait], syscall.Wait4 or
 //     os.FindProcess + Process.Wait).
 //   - On linux/amd64 the spawning thread sits in its vfork, unpreemptible,

@@ -152,6 +152,9 @@ func prepare(attr *Attr) (*plan, error) {
 		if !c.step.valid() {
 			return nil, invalid("Calls[%d] has step %v; build Calls with this package's constructors", i, c.step)
 		}
+		if c.sup != nil && !(attr.PIDNamespace && attr.MountProc) {
+			return nil, invalid("Calls[%d] starts a supervisor, which needs PIDNamespace and MountProc (its view of the run's processes)", i)
+		}
 	}
 	p.calls = slices.Clone(attr.Calls)
 	slices.SortStableFunc(p.calls, func(a, b Call) int { return int(a.step) - int(b.step) })
@@ -337,6 +340,7 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 		r1      uintptr
 		args    [6]uintptr
 		callIdx uint32 // 1 + the failing call's index in p.calls; 0: a built-in action
+		sup     bool   // in the new-names supervisor
 	)
 	fd = p.fds
 	nextfd = p.nextfd
@@ -457,6 +461,16 @@ func forkAndExecInChild(p *plan, pipe int) (pid uintptr, err1 syscall.Errno) {
 
 		for ; ci < len(p.calls) && p.calls[ci].step == step; ci++ {
 			c = &p.calls[ci]
+			if c.sup != nil {
+				if sup, err1 = superviseStart(c.sup); sup {
+					superviseMain(c.sup) // never returns
+				}
+				if err1 != 0 {
+					callIdx = uint32(ci + 1)
+					goto childerror
+				}
+				continue
+			}
 			if c.pid != nil {
 				*c.pid = uint64(sysGetpid(fn))
 			}

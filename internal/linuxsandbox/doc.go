@@ -36,7 +36,11 @@
 // per spawn: the child's user and mount namespace and its mounts
 // (read-only root, writable trees, git pins, hidden stores), run at
 // forkexec.StepNamespace before the calls above; [Join] puts both lists in
-// one.
+// one. Where [NewNamesAvailable] says the host runs the new-names
+// supervisor, a T1 spawn with a writable tree also gets a [NewNames]
+// ([NewSpawnNames], [NewCallsSupervised]): the supervisor's outer Landlock
+// layer, its start, the new-names filter (linux.NewNamesFilter) and the
+// listener's handoff, and a confirmation that it answers.
 //
 // # Limitations
 //

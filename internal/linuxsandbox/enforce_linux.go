@@ -583,6 +583,17 @@ func NewCalls(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule) (
 // own pid namespace, where the caller has no pid and pid 1 is outside the
 // Landlock domain.
 func NewCallsSignaling(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule, pid int) (*Calls, error) {
+	return NewCallsSupervised(pl, rs, f, rules, pid, nil)
+}
+
+// NewCallsSupervised is [NewCallsSignaling] for a spawn the new-names
+// supervisor serves (nn; nil: none): after no_new_privs the child
+// restricts itself with nn.Outer and starts the supervisor (which keeps
+// that layer); after the capability drop it restricts itself with rs,
+// installs the new-names filter and hands its listener over, then
+// installs f; at StepConfirm a mkdir of /.git must fail with the
+// supervisor's EPERM.
+func NewCallsSupervised(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.PathRule, pid int, nn *NewNames) (*Calls, error) {
 	caps, err := parentCaps()
 	if err != nil {
 		return nil, fmt.Errorf("capget: %w", err)
@@ -592,6 +603,9 @@ func NewCallsSignaling(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.Pa
 		c.add(name, forkexec.RawCall(forkexec.StepApply, trap, args...))
 	}
 	apply("no_new_privs", unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+	if nn != nil {
+		nn.startCalls(c)
+	}
 	// A T1 child in a user namespace holds every capability there,
 	// CAP_SETPCAP included: it drops the bounding set too.
 	setpcap := caps[0]&(1<<capSetpcap) != 0 || pl.Tier == linux.TierT1
@@ -606,7 +620,11 @@ func NewCallsSignaling(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.Pa
 	data := &[2]unix.CapUserData{}
 	c.keep = append(c.keep, hdr, data)
 	apply("capset", unix.SYS_CAPSET, uintptr(unsafe.Pointer(hdr)), uintptr(unsafe.Pointer(&data[0])))
-	apply("landlock_restrict_self", unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), 0)
+	if nn != nil {
+		nn.handoffCalls(c, rs)
+	} else {
+		apply("landlock_restrict_self", unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rs.fd), 0)
+	}
 	apply("seccomp", unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&f.fprog)))
 
 	confirm := func(name string, ret uintptr, errno syscall.Errno, trap uintptr, args ...uintptr) {
@@ -623,6 +641,9 @@ func NewCallsSignaling(pl *linux.Plan, rs *Ruleset, f *Program, rules []linux.Pa
 	}
 	if setpcap {
 		confirm("CAP_SYS_ADMIN out of the bounding set", 0, 0, unix.SYS_PRCTL, unix.PR_CAPBSET_READ, capSysAdmin, 0, 0, 0)
+	}
+	if nn != nil {
+		nn.confirmCall(c)
 	}
 	return c, nil
 }

@@ -356,6 +356,9 @@ type Decision struct {
 	Gaps []profile.GapPart
 	// Note says what else bears on the access.
 	Note string
+	// NewName is the new-names supervisor's deny-list entry that refuses
+	// a creation Landlock allows (Plan.NewNames), or nil.
+	NewName *NewNameRule
 	// Mount is the T1 mount that decides a filesystem access Landlock
 	// allows: a protected store's empty read-only mount (hide), which
 	// leaves nothing beneath it to reach.
@@ -453,6 +456,25 @@ func (pl *Plan) Decide(a Access) (Decision, error) {
 				d.Allowed, d.Errno = false, EROFS
 			default:
 				d.Allowed, d.Errno = false, ENOENT
+			}
+			return d, nil
+		}
+	}
+	if d.Allowed && pl.NewNames && pl.onWritableMount(a.Path) && (a.Op == OpCreate || a.Op == OpMkdir || a.Op == OpSymlink || a.Op == OpMkfifo) {
+		if r, ok := newNameRule(path.Base(a.Path)); ok {
+			// What the supervisor sees that a plan does not (a parent's
+			// HEAD) is said, not decided; a .git parent is a git
+			// directory.
+			inGit := path.Base(path.Dir(a.Path)) == gitName
+			switch {
+			case r.Class == NewNameAnywhere || r.Class == NewNameInGitDir && inGit:
+				d.Allowed, d.Errno, d.NewName = false, EPERM, &r
+			case r.Class == NewNameInGitDir:
+				d.Note = "the new-names supervisor refuses " + r.Name + " where its directory is a git directory (holds HEAD, objects or refs)"
+			case r.Class == NewNameInGitInfo:
+				d.Note = "the new-names supervisor refuses " + r.Name + " where its directory's parent is a git directory"
+			default:
+				d.Note = "the new-names supervisor refuses " + r.Name + " where it would give its directory HEAD, objects and refs (a repository)"
 			}
 			return d, nil
 		}
@@ -738,6 +760,12 @@ func (d Decision) String() string {
 		}
 	case d.Mount != nil && !d.Allowed:
 		fmt.Fprintf(&b, "denied (%s) at tier T1: the mount %s %s covers it with an empty read-only mount (if it exists when the run starts)", d.Errno, d.Mount.Kind, d.Mount.Path)
+	case d.NewName != nil && !d.Allowed:
+		where := "in any directory"
+		if d.NewName.Class == NewNameInGitDir {
+			where = "in a git directory"
+		}
+		fmt.Fprintf(&b, "denied (%s) at tier T1 by the new-names supervisor: it refuses %s %s (Landlock would allow it)", d.Errno, d.NewName.Name, where)
 	default:
 		d.fsString(&b)
 	}
@@ -821,6 +849,7 @@ type decisionJSON struct {
 	Gaps       []gapPartJSON `json:"accepted_gaps"`
 	Note       string        `json:"note,omitempty"`
 	Mount      *mountJSON    `json:"mount,omitempty"`
+	NewName    string        `json:"new_name_refused,omitempty"`
 	Text       string        `json:"text"`
 }
 
@@ -859,6 +888,9 @@ func (d Decision) MarshalJSON() ([]byte, error) {
 	}
 	if !d.Allowed {
 		j.Errno = d.Errno.String()
+	}
+	if d.NewName != nil {
+		j.NewName = d.NewName.Name
 	}
 	for _, c := range d.Checks {
 		cj := checkJSON{Need: names(c.Need), At: c.At, Grants: []grantJSON{}, Missing: names(c.Missing), Covering: []ruleJSON{}, Denied: []denialJSON{}}

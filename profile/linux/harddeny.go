@@ -117,6 +117,10 @@ func listSome(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:some], ", "), len(names)-some)
 }
 
+// gitName is how a gap or a denial names every git directory: the name
+// of profile's AnchorAnyTree entry.
+const gitName = ".git"
+
 // protectedName names an entry in a gap or a denial: its path, with a
 // "*" for a prefix, and ".git" for every git directory.
 func protectedName(e profile.ProtectedPath) string {

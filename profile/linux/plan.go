@@ -72,6 +72,12 @@ type Env struct {
 	// (linuxsandbox.AnonInodeSetattr): root's metadata calls stay refused
 	// at T1 too, since no mount answers them there.
 	AnonInodeSetattr bool
+	// NewNames is a T1 host that runs the new-names supervisor
+	// (linuxsandbox.NewNamesAvailable: linux/amd64, Linux 5.19, no Yama
+	// ptrace restriction): a run's creations in its writable trees are
+	// performed by the supervisor, which refuses new git names, so the
+	// trust-handoff gap for .git closes.
+	NewNames bool
 }
 
 // Plan is a policy lowered to Landlock and seccomp: everything a Linux
@@ -84,6 +90,11 @@ type Plan struct {
 	Tier Tier
 	// Mounts are a T1 plan's mount layout (none at T2).
 	Mounts []Mount
+	// NewNames: at T1, a spawn with a writable tree runs the new-names
+	// supervisor (Env.NewNames), which performs every call that creates a
+	// name and refuses new git names (.git anywhere, hooks and config in a
+	// git directory, a directory completed into a repository).
+	NewNames bool
 	// ABI is the Landlock ABI planned for: the rights and scopes it knows
 	// are handled.
 	ABI int
@@ -155,6 +166,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 	accept := append(slices.Clone(env.Accept), p.AcceptedGaps()...)
 	pl := &Plan{ABI: abi, Tier: env.Tier, Forking: p.Forking(), home: env.Home, accept: accept,
 		secrets: !p.Waived(profile.Secrets), trust: !p.Waived(profile.TrustHandoff)}
+	pl.NewNames = pl.Tier == TierT1 && env.NewNames && !env.NoProcMount && pl.trust
 	resolve := func(s string) string {
 		if r, ok := env.Resolved[s]; ok {
 			return r
@@ -194,7 +206,7 @@ func Lower(p profile.Policy, env Env) (*Plan, error) {
 		pr, denials, parts := hd.apply(PathRule{Path: resolve(r.Path), Access: a, Layer: LayerPolicy}, r.Target != profile.Literal)
 		pl.Denied = append(pl.Denied, denials...)
 		if pl.Tier == TierT1 {
-			parts = t1Parts(parts, pr)
+			parts = t1Parts(parts, pr, pl.NewNames)
 		}
 		gaps = append(gaps, parts...)
 		if pr.Access != 0 {
@@ -437,7 +449,7 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 		}
 		r, _, ps := hd.apply(PathRule{Path: g.Path, Access: a & pl.HandledFS, Layer: LayerGrant}, g.Dir)
 		if pl.Tier == TierT1 {
-			ps = t1Parts(ps, r)
+			ps = t1Parts(ps, r, pl.NewNames)
 		}
 		for _, p := range ps {
 			if !slices.Contains(pl.accept, p.Gap) {
@@ -463,7 +475,7 @@ func (pl *Plan) WithSpawn(grants []SpawnGrant, temp string) ([]PathRule, error) 
 // any tree may hold.
 func onlyGit(ps []profile.GapPart) bool {
 	for _, p := range ps {
-		if !slices.Equal(p.Protected, []string{".git"}) {
+		if !slices.Equal(p.Protected, []string{gitName}) {
 			return false
 		}
 	}

@@ -34,6 +34,9 @@ func (pl *Plan) String() string {
 	for _, m := range pl.Mounts {
 		fmt.Fprintf(&b, "mount %-9s %s: %s\n", m.Kind, plantext.Word(m.Path), m.Why)
 	}
+	if pl.NewNames {
+		fmt.Fprintf(&b, "new names: a spawn with a writable tree runs the new-names supervisor: it performs %s itself and refuses %s (not in the run's private /tmp, /dev/shm and TMPDIR)\n", newNameList(), newNamesText())
+	}
 	fmt.Fprintf(&b, "network: %s\n", pl.Network)
 	if pl.Tier == TierT1 {
 		fmt.Fprintf(&b, "network namespace: %s\n", pl.NetNS)
@@ -69,6 +72,7 @@ type planJSON struct {
 	NetRules   []netRuleJSON  `json:"net_rules"`
 	Network    string         `json:"network"`
 	NetNS      *netNSJSON     `json:"network_namespace,omitempty"`
+	NewNames   bool           `json:"new_names_supervised"`
 	Forking    bool           `json:"forking"`
 	Seccomp    []seccompJSON  `json:"seccomp"`
 	Accepted   []gapPartJSON  `json:"accepted_gaps"`
@@ -141,7 +145,7 @@ func (pl *Plan) MarshalJSON() ([]byte, error) {
 		ABI: pl.ABI, MinABI: pl.MinABI,
 		HandledFS: names(pl.HandledFS), HandledNet: names(pl.HandledNet), Scopes: names(pl.Scopes),
 		Rules: []ruleJSON{}, NetRules: []netRuleJSON{}, Seccomp: []seccompJSON{}, Accepted: []gapPartJSON{}, Denied: []denialJSON{},
-		Network: pl.Network.String(), Forking: pl.Forking, Arches: map[string]int{}, Ceilings: map[string]int{}, Needs: []string{},
+		Network: pl.Network.String(), NewNames: pl.NewNames, Forking: pl.Forking, Arches: map[string]int{}, Ceilings: map[string]int{}, Needs: []string{},
 	}
 	for _, m := range pl.Mounts {
 		j.Mounts = append(j.Mounts, mountJSON(m))

@@ -285,8 +285,9 @@ func prefixed(prefix bool, why string) string {
 // (an empty read-only mount over what exists; what does not exist cannot
 // be created there); inside a writable tree, and for trust handoff, the
 // names that do not exist yet stay a gap (a mount needs an existing
-// mountpoint, and Landlock rules only add access).
-func t1Parts(parts []profile.GapPart, r PathRule) []profile.GapPart {
+// mountpoint, and Landlock rules only add access), except .git where the
+// new-names supervisor runs (newNames): it refuses every new git name.
+func t1Parts(parts []profile.GapPart, r PathRule, newNames bool) []profile.GapPart {
 	var out []profile.GapPart
 	for _, p := range parts {
 		switch {
@@ -295,6 +296,13 @@ func t1Parts(parts []profile.GapPart, r PathRule) []profile.GapPart {
 		case p.Class == profile.Secrets:
 			p.Detail = fmt.Sprintf("secrets protects %s inside the writable tree %s; at T1 the stores that exist are hidden, "+
 				"but a run can create one that does not exist (a mount needs an existing mountpoint)", listSome(p.Protected), r.Path)
+		case p.Class == profile.TrustHandoff && newNames:
+			p.Protected = slices.DeleteFunc(slices.Clone(p.Protected), func(n string) bool { return n == gitName })
+			if len(p.Protected) == 0 {
+				continue
+			}
+			p.Detail = fmt.Sprintf("trust-handoff protects %s inside the writable tree %s; at T1 existing startup files are read-only and the new-names supervisor refuses new git names, "+
+				"but a run can create a startup file that does not exist yet", listSome(p.Protected), r.Path)
 		case p.Class == profile.TrustHandoff:
 			p.Detail = fmt.Sprintf("trust-handoff protects %s inside the writable tree %s; at T1 existing git payloads and startup files are read-only, "+
 				"but a run can create names no mount covers (.git/commondir, .git/hooks where missing, a nested .git, git init, new startup files)", listSome(p.Protected), r.Path)
