@@ -62,6 +62,9 @@ type linuxBackend struct {
 	// have Landlock rules the child adds, so each T1 spawn needs a
 	// ruleset of its own.
 	ownRuleset bool
+	// superviseTrees: the plan's own rules hold a writable tree that the
+	// new-names supervisor serves (linux.Plan.SupervisesNewNames).
+	superviseTrees bool
 	// procMount: at T1 each run gets a fresh /proc in its pid namespace
 	// (off where the probe found the proc mount refused).
 	procMount bool
@@ -120,6 +123,7 @@ func hostEnforce(c *Cage, p planned) (backend, error) {
 	be.gitDirs = findGitDirs(pl.Mounts)
 	if pl.Tier == linux.TierT1 {
 		be.ownRuleset = len(pl.MountRules(pl.Rules, pl.MountsFor(pl.Rules))) > 0
+		be.superviseTrees = pl.SupervisesNewNames(pl.Rules)
 	}
 	return be, nil
 }
@@ -228,36 +232,13 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 		calls = linuxsandbox.Join(calls, linuxsandbox.MountRuleCalls(rs, mr, b.plan.HandledFS))
 	}
 	if nn != nil {
-		// The supervisor's deny list skips the run's private temporary
-		// space: nothing outside the run trusts a name there.
-		// The run's private TMPDIR and the cage's own directories (preset
-		// caches) are exempt where they are mounts of their own: bound
-		// into a private tmpfs, or a writable tree's mount; a host mount
-		// they lie on never is.
-		var exempt, tmpfs []string
-		for _, m := range mounts {
-			if m.Kind == linux.MountTmpfs {
-				tmpfs = append(tmpfs, m.Path)
-			}
-		}
-		exempt = append(exempt, tmpfs...)
-		own := slices.Clone(ns.Keep)
+		var own []string
 		for _, g := range s.grants {
 			if g.own {
 				own = append(own, g.path)
 			}
 		}
-		for _, k := range own {
-			// Not where it lies inside a writable tree of the policy's: the
-			// user's tree would hold the run's repositories while it runs.
-			inTree := slices.ContainsFunc(mounts, func(m linux.Mount) bool {
-				return m.Kind == linux.MountWritable && m.Path != k && strings.HasPrefix(k, m.Path+"/")
-			})
-			if !inTree && (slices.ContainsFunc(tmpfs, func(t string) bool { return strings.HasPrefix(k, t+"/") }) ||
-				slices.ContainsFunc(mounts, func(m linux.Mount) bool { return m.Kind == linux.MountWritable && m.Path == k })) {
-				exempt = append(exempt, k)
-			}
-		}
+		exempt := exemptRoots(mounts, append(slices.Clone(ns.Keep), own...))
 		if err := nn.SetExempt(exempt); err != nil {
 			return fail(err)
 		}
@@ -289,8 +270,8 @@ func (b *linuxBackend) child(s *spawnSpec) (*childSpec, error) {
 // a writable tree gets its own ruleset and, for the supervisor, a second
 // one (nn.Outer) with the same rules.
 func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linux.PathRule, *linuxsandbox.Ruleset, *linuxsandbox.NewNames, error) {
-	supervise := b.plan.NewNames && (b.plan.SupervisesNewNames(b.plan.Rules) ||
-		slices.ContainsFunc(s.grants, func(g grant) bool { return g.write && g.path != s.temp }))
+	supervise := b.superviseTrees ||
+		b.plan.NewNames && slices.ContainsFunc(s.grants, func(g grant) bool { return g.write && g.path != s.temp })
 	if len(s.grants) == 0 && s.proxyPort == 0 && !own && !supervise && b.rs.FD() >= s.keptFD {
 		return childSpecOf(b.calls, nil), b.plan.Rules, b.rs, nil, nil
 	}
@@ -388,6 +369,37 @@ func (b *linuxBackend) landlockChild(s *spawnSpec, own bool) (*childSpec, []linu
 	return childSpecOf(calls, cleanup), rules, rs, nn, nil
 }
 
+// exemptRoots are the mounts where the new-names supervisor's deny list
+// does not apply, since nothing outside the run trusts a name there: the
+// run's private tmpfs mounts, and of dirs (its TMPDIR, the cage's own
+// preset caches) those that are mounts of their own, bound into a private
+// tmpfs or a writable mount of their own, but never one inside a writable
+// tree of the policy's (the user's tree would hold the run's repositories
+// while it runs) nor a host mount they merely lie on.
+func exemptRoots(mounts []linux.Mount, dirs []string) []string {
+	var tmpfs []string
+	for _, m := range mounts {
+		if m.Kind == linux.MountTmpfs {
+			tmpfs = append(tmpfs, m.Path)
+		}
+	}
+	exempt := slices.Clone(tmpfs)
+	for _, d := range dirs {
+		inTree, ownMount := false, false
+		for _, m := range mounts {
+			if m.Kind == linux.MountWritable {
+				inTree = inTree || m.Path != d && strings.HasPrefix(d, m.Path+"/")
+				ownMount = ownMount || m.Path == d
+			}
+		}
+		inTmpfs := slices.ContainsFunc(tmpfs, func(t string) bool { return strings.HasPrefix(d, t+"/") })
+		if !inTree && (inTmpfs || ownMount) {
+			exempt = append(exempt, d)
+		}
+	}
+	return exempt
+}
+
 func childSpecOf(calls *linuxsandbox.Calls, cleanup func()) *childSpec {
 	return &childSpec{calls: calls.Calls, keep: calls, cleanup: cleanup,
 		name: func(se *forkexec.StepError) string { return calls.Name(se.Step, se.Call) }}
@@ -475,13 +487,13 @@ var hostProbeT1 = cachedVerdict(func() error {
 	if hostProbeT1Proc() == nil {
 		return nil
 	}
-	return probeT1Supervised(false, false)
+	return probeT1(false, false)
 })
 
 // hostProbeT1Proc is the T1 probe with the run's fresh /proc mounted in its
 // pid namespace: a container's masked /proc refuses that mount (the
 // kernel's mount_too_revealing), which makes the host "T1 without /proc".
-var hostProbeT1Proc = cachedVerdict(func() error { return probeT1Supervised(true, false) })
+var hostProbeT1Proc = cachedVerdict(func() error { return probeT1(true, false) })
 
 // hostProbeNewNames says why a T1 run's new names are not supervised
 // here (linuxsandbox.NewNamesAvailable, or the T1 probe with the
@@ -494,7 +506,7 @@ var hostProbeNewNames = cachedVerdict(func() error {
 	if err := linuxsandbox.NewNamesAvailable(); err != nil {
 		return &UnsupportedError{OSBuild: hostOSBuild(), What: "no new-names supervisor", Err: err}
 	}
-	return probeT1Supervised(true, true)
+	return probeT1(true, true)
 })
 
 // hostNewNames reports a host whose T1 runs supervise new names.
@@ -517,11 +529,11 @@ func hostProbeProc() error {
 // procMountCall names the fresh /proc mount of StepPID in a probe's error.
 const procMountCall = "mount proc on /proc"
 
-// probeT1Supervised runs the T1 steps once in a throwaway child in its
+// probeT1 runs the T1 steps once in a throwaway child in its
 // own pid namespace, with a fresh /proc if mountProc, and with the
 // new-names supervisor (which needs that /proc) if supervise: the child
 // must pass the supervisor's confirmation before exec is refused.
-func probeT1Supervised(mountProc, supervise bool) error {
+func probeT1(mountProc, supervise bool) error {
 	build := hostOSBuild()
 	if err := probeLinux(); err != nil {
 		return err

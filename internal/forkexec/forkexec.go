@@ -134,10 +134,11 @@ type Call struct {
 	wantRet uintptr
 	wantErr syscall.Errno
 
+	sup *Supervisor // SuperviseCall: start the new-names supervisor here
+
 	// Slots: words prepared in the parent that the child writes and reads
 	// at call time, so one call can use what an earlier one returned (an
 	// fd it opened) without allocating. The child stores integers only.
-	sup    *Supervisor // SuperviseCall: start the new-names supervisor here
 	store  *uintptr    // StoreResult: the call's return value goes here
 	from   [6]*uintptr // ArgFrom: argument i is read from here at call time
 	eq     [2]*uint64  // WantEqual: after the call *eq[i] must be eqWant[i]

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 	"weak"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/procage-go/procage/internal/forkexec"
@@ -485,12 +486,17 @@ func BuildProgram(pl *linux.Plan) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	return programOf(raw), nil
+}
+
+// programOf makes an assembled BPF program ready for seccomp(2).
+func programOf(raw []bpf.RawInstruction) *Program {
 	f := &Program{prog: make([]unix.SockFilter, len(raw))}
 	for i, r := range raw {
 		f.prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	f.fprog = unix.SockFprog{Len: uint16(len(f.prog)), Filter: &f.prog[0]}
-	return f, nil
+	return f
 }
 
 // securebits (include/uapi/linux/securebits.h): root is not special for

@@ -57,6 +57,16 @@ func kernelAtLeast(rel string, major, minor int) bool {
 	return a > major || a == major && b >= minor
 }
 
+// newNamesProgram is the new-names filter, the same for every spawn
+// (the child only reads it).
+var newNamesProgram = sync.OnceValues(func() (*Program, error) {
+	raw, err := linux.NewNamesFilter(linux.ArchByGOARCH(runtime.GOARCH))
+	if err != nil {
+		return nil, err
+	}
+	return programOf(raw), nil
+})
+
 // NewNames is one spawn's new-names supervision: the supervisor, the
 // Landlock layer it keeps (Outer: the target's rules and /proc read, for
 // the target's working directory, descriptors and umask), the target's
@@ -78,20 +88,15 @@ type NewNames struct {
 // [NewNames.MountRuleCalls]); every descriptor it makes is at kept or
 // above.
 func NewSpawnNames(outer *Ruleset, kept int) (*NewNames, error) {
-	raw, err := linux.NewNamesFilter(linux.ArchByGOARCH(runtime.GOARCH))
+	prog, err := newNamesProgram()
 	if err != nil {
 		return nil, err
 	}
-	n := &NewNames{Outer: outer, sock: [2]int{-1, -1}, fixed: -1, slot: new(uintptr)}
+	n := &NewNames{Outer: outer, prog: prog, sock: [2]int{-1, -1}, fixed: -1, slot: new(uintptr)}
 	fail := func(err error) (*NewNames, error) {
 		n.Close()
 		return nil, fmt.Errorf("linuxsandbox: the new-names supervisor: %w", err)
 	}
-	n.prog = &Program{prog: make([]unix.SockFilter, len(raw))}
-	for i, r := range raw {
-		n.prog.prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	n.prog.fprog = unix.SockFprog{Len: uint16(len(n.prog.prog)), Filter: &n.prog.prog[0]}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fail(err)

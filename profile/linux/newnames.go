@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/bpf"
 )
@@ -92,12 +93,17 @@ var NewNameIgnorable = [][2]rune{
 	{0x1d173, 0x1d17a}, {0xe0000, 0xe0fff},
 }
 
-// newNameRule returns the rule for name, or false.
-func newNameRule(name string) (NewNameRule, bool) {
+// newNameFolder replaces NewNameFolds' sequences by their letters.
+var newNameFolder = sync.OnceValue(func() *strings.Replacer {
 	var pairs []string
 	for _, f := range NewNameFolds {
 		pairs = append(pairs, f[0], f[1])
 	}
+	return strings.NewReplacer(pairs...)
+})
+
+// newNameRule returns the rule for name, or false.
+func newNameRule(name string) (NewNameRule, bool) {
 	name = strings.Map(func(r rune) rune {
 		for _, g := range NewNameIgnorable {
 			if g[0] <= r && r <= g[1] {
@@ -107,7 +113,7 @@ func newNameRule(name string) (NewNameRule, bool) {
 		return r
 	}, name)
 	name = strings.TrimRight(name, ". ")
-	folded := strings.NewReplacer(pairs...).Replace(name)
+	folded := newNameFolder().Replace(name)
 	for _, r := range NewNameRules {
 		if asciiFoldEqual(folded, r.Name) {
 			return r, true
